@@ -1,0 +1,11 @@
+"""codeground's application layer: pipeline loading, the index on disk, the CLI and the chat."""
+
+import os
+
+# Telemetry off before haystack or chromadb are imported anywhere in the app.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# No download progress bars from the model libraries; codeground draws its own.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,0 +1,202 @@
+"""Build or update an index: walk, diff against the manifest, run the index pipeline, commit.
+
+Rules:
+- Only new or changed files (by sha256) are chunked and embedded; records of changed and deleted
+  files are removed first, so an incremental run leaves exactly the records a full rebuild would.
+- A change of index format, embedder, indexing settings (the pipeline definition) or repository
+  root forces a full rebuild; so does ``full=True``.
+- The run writes a new generation and commits it atomically (``app.index_dir``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.errors import CodegroundError
+from app.index_dir import IndexDir
+from app.manifest import FORMAT, FileEntry, Manifest
+from app.pipelines import build_pipeline, embedder_id, read_pipeline_dict, resolve, settings_fingerprint
+
+BATCH_FILES = 64
+
+
+@dataclass
+class IndexResult:
+    """What an index run did, for the CLI summary and the benchmarks."""
+
+    index_dir: Path
+    generation: Path
+    full: bool
+    reason: str
+    walk: dict[str, Any]
+    processed_files: int = 0
+    deleted_files: int = 0
+    removed_records: int = 0
+    written_records: int = 0
+    chunk_count: int = 0
+    records_by_type: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    up_to_date: bool = False
+
+
+def _rebuild_reason(
+    prev: Manifest | None, *, full: bool, settings: str, embedder: str | None, root: str
+) -> str:
+    if full:
+        return "--full"
+    if prev is None:
+        return "no previous index"
+    if prev.format != FORMAT:
+        return "index format changed"
+    if prev.embedder != embedder:
+        return f"embedder changed ({prev.embedder} -> {embedder})"
+    if prev.settings != settings:
+        return "indexing settings changed"
+    if prev.root != root:
+        return f"repository root changed ({prev.root} -> {root})"
+    return ""
+
+
+def _stores(pipeline) -> tuple[Any, Any]:
+    return (pipeline.get_component("chroma_writer").document_store,
+            pipeline.get_component("bm25_writer").document_store)
+
+
+def run_index(
+    repo: str | Path,
+    index_dir: str | Path,
+    pipeline_path: str | Path,
+    *,
+    full: bool = False,
+    on_walk: Callable[[dict[str, Any], int], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IndexResult:
+    """Index ``repo`` into ``index_dir`` with the pipeline at ``pipeline_path``.
+
+    ``on_walk(report, n_to_process)`` is called once after the walk; ``on_progress(files_done,
+    records_written)`` after each batch.
+    """
+    from components.walker import RepositoryWalker
+
+    t0 = time.perf_counter()
+    repo = Path(repo).resolve()
+    if not repo.is_dir():
+        raise CodegroundError(f"not a directory: {repo}")
+    data = read_pipeline_dict(pipeline_path)
+    settings = settings_fingerprint(data)
+    embedder = embedder_id(data)
+    location = IndexDir(index_dir)
+
+    with location.lock():
+        location.remove_stale()
+        walker = RepositoryWalker(**(data.get("metadata") or {}).get("walker", {}))
+        walk = walker.run(root=str(repo))
+        files = walk["files"]
+        current = location.current()
+        prev = Manifest.load(current) if current else None
+        reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
+        rebuild = bool(reason)
+
+        old_files = {} if rebuild else prev.files
+        new_hashes = {f.meta["file_path"]: f.meta["sha256"] for f in files}
+        todo = [f for f in files if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256
+                != f.meta["sha256"]]
+        deleted = [p for p in old_files if p not in new_hashes]
+        result = IndexResult(index_dir=location.path, generation=current or location.path, full=rebuild,
+                             reason=reason or "incremental", walk=walk["report"])
+        if on_walk:
+            on_walk(walk["report"], len(todo))
+        if not rebuild and not todo and not deleted:
+            result.up_to_date = True
+            result.chunk_count = prev.chunk_count
+            result.records_by_type = prev.records_by_type
+            result.seconds = time.perf_counter() - t0
+            return result
+
+        gen = location.new_generation(copy_from=None if rebuild else current)
+        try:
+            result.generation = gen
+            pipeline = build_pipeline(resolve(data, index_dir=gen))
+            pipeline.warm_up()
+            chroma, bm25 = _stores(pipeline)
+
+            entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
+            stale = [i for f in todo for i in old_files.get(f.meta["file_path"], FileEntry("", [])).ids]
+            stale += [i for p in deleted for i in old_files[p].ids]
+            if stale:
+                chroma.delete_documents(stale)
+                bm25.delete_documents(stale)
+            result.removed_records = len(stale)
+            result.deleted_files = len(deleted)
+
+            done = 0
+            for start in range(0, len(todo), BATCH_FILES):
+                batch = todo[start: start + BATCH_FILES]
+                out = pipeline.run({"router": {"sources": batch}}, include_outputs_from={"splitter"})
+                records = out.get("splitter", {}).get("documents", [])
+                ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
+                for doc in records:
+                    ids[doc.meta["file_path"]].append(doc.id)
+                for f in batch:
+                    entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
+                done += len(batch)
+                result.written_records += len(records)
+                if on_progress:
+                    on_progress(done, result.written_records)
+            result.processed_files = len(todo)
+
+            bm25.save()
+            all_docs = bm25.filter_documents()
+            by_type = Counter(d.meta.get("source_type", "?") for d in all_docs)
+            expected = sum(len(e.ids) for e in entries.values())
+            chroma_count = chroma.count_documents()
+            if not (len(all_docs) == chroma_count == expected):
+                raise CodegroundError(
+                    f"index stores disagree (manifest {expected}, bm25 {len(all_docs)}, "
+                    f"chroma {chroma_count}); "
+                    "run `codeground index --full`")
+            manifest = Manifest(
+                embedder=embedder, settings=settings, root=str(repo), chunk_count=expected,
+                embedding_dim=_embedding_dim(pipeline), records_by_type=dict(sorted(by_type.items())),
+                walk=walk["report"], files=dict(sorted(entries.items())),
+                created=datetime.now(UTC).isoformat(timespec="seconds"),
+            )
+            manifest.save(gen)
+            _close(chroma)
+        except BaseException:
+            # leave CURRENT untouched; the half-built generation is removed now or by the next run
+            import shutil
+
+            shutil.rmtree(gen, ignore_errors=True)
+            raise
+        location.commit(gen)
+        result.chunk_count = expected
+        result.records_by_type = manifest.records_by_type
+        result.seconds = time.perf_counter() - t0
+        return result
+
+
+def _embedding_dim(pipeline) -> int | None:
+    try:
+        backend = pipeline.get_component("embedder").embedding_backend
+        return int(backend.model.get_embedding_dimension())
+    except Exception:  # noqa: BLE001 - a custom embedder may not expose it
+        return None
+
+
+def _close(store) -> None:
+    """Release Chroma's handle on the generation directory (files are already persisted)."""
+    client = getattr(store, "_client", None)
+    for closer in ("close", "reset"):
+        if closer == "close" and client is not None and hasattr(client, "close"):
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001
+                pass
+            return

@@ -1,0 +1,1 @@
+"""codeground's own Haystack components. Each file holds one idea; YAML names them by import path."""

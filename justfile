@@ -1,0 +1,33 @@
+# codeground tasks. Prerequisite: `pip install rust-just` (gives `just`) and Python 3.11.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := ".venv"
+py := venv + "/bin/python"
+# The CPU build of torch; a bare `torch` would pull several GB of CUDA libraries.
+torch_spec := env_var_or_default("TORCH_SPEC", "torch==2.13.0")
+
+export HAYSTACK_TELEMETRY_ENABLED := "False"
+export ANONYMIZED_TELEMETRY := "False"
+export TOKENIZERS_PARALLELISM := "false"
+
+# list recipes
+default:
+    @just --list
+
+# create .venv and install codeground with its dev tools (idempotent)
+setup:
+    test -x {{py}} || python3.11 -m venv {{venv}} || python3 -m venv {{venv}}
+    {{py}} -m pip install -q --disable-pip-version-check "{{torch_spec}}"
+    {{py}} -m pip install -q --disable-pip-version-check -e ".[dev]"
+
+# index a repository (default: this checkout) into <repo>/.codeground
+index path="." *args="": setup
+    {{venv}}/bin/codeground index {{path}} {{args}}
+
+# run the test suite (fast; the slow real-corpus checks are in `bench`)
+test *args="": setup
+    {{py}} -m pytest {{args}}
+
+# lint
+lint: setup
+    {{venv}}/bin/ruff check app components tests

@@ -1,0 +1,180 @@
+"""End-to-end indexing with the real embedding model, real Chroma on disk and the BM25 store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.errors import CodegroundError
+from app.index_dir import IndexDir
+from app.indexing import run_index
+from app.manifest import Manifest
+from app.pipelines import DEFAULT_INDEX_PIPELINE
+from tests.conftest import PLANTED_SECRETS
+
+SECRETS = (*PLANTED_SECRETS, "SECRET_OUTPUT", "hidden_function")
+
+
+def snapshot(index_dir: Path) -> dict:
+    """Every search-visible record in both stores: id -> (content, meta, rounded embedding)."""
+    from haystack_integrations.document_stores.chroma import ChromaDocumentStore
+
+    from components.stores.code_bm25 import CodeBM25DocumentStore
+
+    gen = IndexDir(index_dir).current()
+    bm25 = {d.id: (d.content, d.meta) for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json"))
+            .filter_documents()}
+    chroma_store = ChromaDocumentStore(persist_path=str(gen / "chroma"), collection_name="codeground",
+                                       distance_function="cosine")
+    chroma = {d.id: (d.content, d.meta, tuple(round(x, 4) for x in d.embedding))
+              for d in chroma_store.filter_documents()}
+    return {"bm25": bm25, "chroma": chroma}
+
+
+def index(repo: Path, index_dir: Path, **kwargs):
+    return run_index(repo, index_dir, DEFAULT_INDEX_PIPELINE, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One full index of the sample repository, shared by the read-only tests."""
+    from tests.conftest import make_sample_repo
+
+    base = tmp_path_factory.mktemp("built")
+    repo = make_sample_repo(base / "repo")
+    result = index(repo, base / "idx")
+    return repo, base / "idx", result
+
+
+def test_default_index_has_every_source_type(built):
+    _, _, result = built
+    assert set(result.records_by_type) == {"api", "impl", "module", "docs", "notebook", "text"}
+    assert result.full and result.reason == "no previous index"
+
+
+def test_secrets_binaries_and_ignored_files_never_reach_either_store(built):
+    _, index_dir, result = built
+    gen = IndexDir(index_dir).current()
+    blobs = [p.read_bytes() for p in gen.rglob("*") if p.is_file()]
+    for secret in SECRETS:
+        assert not any(secret.encode() in blob for blob in blobs), secret
+    skipped = dict((p, r) for p, r in result.walk["skipped_files"])
+    assert skipped[".env"] == "secret" and skipped["server.pem"] == "secret"
+    assert skipped["pkg/fake.py"] == "binary"
+
+
+def test_syntax_error_file_and_automodule_page_yield_no_records(built):
+    _, index_dir, _ = built
+    manifest = Manifest.load(IndexDir(index_dir).current())
+    assert manifest.files["pkg/broken.py"].ids == []
+    assert manifest.files["docs/api.rst"].ids == []
+    assert manifest.files["pkg/trainer.py"].ids
+
+
+def test_manifest_records_embedder_settings_hashes_and_count(built):
+    repo, index_dir, result = built
+    manifest = Manifest.load(IndexDir(index_dir).current())
+    assert manifest.embedder == "sentence-transformers/all-MiniLM-L6-v2"
+    assert manifest.embedding_dim == 384
+    assert manifest.chunk_count == result.chunk_count == sum(len(e.ids) for e in manifest.files.values())
+    assert manifest.root == str(repo.resolve())
+    import hashlib
+
+    sha = hashlib.sha256((repo / "pkg" / "trainer.py").read_bytes()).hexdigest()
+    assert manifest.files["pkg/trainer.py"].sha256 == sha
+
+
+def test_stored_ranges_slice_back_to_the_file(built):
+    repo, index_dir, _ = built
+    snap = snapshot(index_dir)
+    assert snap["bm25"].keys() == snap["chroma"].keys()
+    for doc_id, (content, meta) in snap["bm25"].items():
+        if meta["source_type"] == "notebook":
+            continue
+        text = (repo / meta["file_path"]).read_text(encoding="utf-8")
+        assert text[meta["start_char"]: meta["end_char"]] == content, doc_id
+        assert doc_id == f"{meta['file_path']}:{meta['symbol']}:{meta['start_line']}"
+
+
+def test_unchanged_repository_is_up_to_date_without_new_generation(built):
+    repo, index_dir, _ = built
+    before = IndexDir(index_dir).current()
+    again = index(repo, index_dir)
+    assert again.up_to_date and IndexDir(index_dir).current() == before
+
+
+def test_incremental_run_equals_full_rebuild_and_drops_deleted_files(sample_repo, tmp_path):
+    inc_dir, full_dir = tmp_path / "inc", tmp_path / "full"
+    index(sample_repo, inc_dir)
+    trainer = sample_repo / "pkg" / "trainer.py"
+    trainer.write_text(trainer.read_text().replace("DEFAULT_EPOCHS = 3", "DEFAULT_EPOCHS = 5\nEXTRA = 1")
+                       + "\n\ndef added_function(x):\n    return x\n")
+    (sample_repo / "NOTES.txt").unlink()
+    (sample_repo / "docs" / "new.md").write_text("# New page\n\nFresh text.\n")
+    result = index(sample_repo, inc_dir)
+    assert not result.full
+    assert result.processed_files == 2 and result.deleted_files == 1
+    index(sample_repo, full_dir)
+    inc, full = snapshot(inc_dir), snapshot(full_dir)
+    assert inc == full
+    assert not any(k.startswith("NOTES.txt:") for k in inc["bm25"])
+    assert "pkg/trainer.py:added_function:" in " ".join(inc["bm25"])
+    assert len(list((inc_dir).glob("gen-*"))) == 1  # the replaced generation is gone
+
+
+def test_full_flag_and_changed_settings_force_a_full_rebuild(sample_repo, tmp_path):
+    index_dir = tmp_path / "idx"
+    index(sample_repo, index_dir)
+    assert index(sample_repo, index_dir, full=True).reason == "--full"
+    changed = tmp_path / "index.yaml"
+    changed.write_text(DEFAULT_INDEX_PIPELINE.read_text().replace("max_chars: 2000", "max_chars: 1500"))
+    result = run_index(sample_repo, index_dir, changed)
+    assert result.full and result.reason == "indexing settings changed"
+
+
+def test_interrupted_index_leaves_previous_index_usable(sample_repo, tmp_path, monkeypatch):
+    index_dir = tmp_path / "idx"
+    index(sample_repo, index_dir)
+    before_gen = IndexDir(index_dir).current()
+    before = snapshot(index_dir)
+    (sample_repo / "docs" / "guide.md").write_text("# Changed\n\nNew content.\n")
+
+    from haystack import Pipeline
+
+    def boom(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Pipeline, "run", boom)
+    with pytest.raises(KeyboardInterrupt):
+        index(sample_repo, index_dir)
+    monkeypatch.undo()
+    assert IndexDir(index_dir).current() == before_gen
+    assert snapshot(index_dir) == before
+    assert [p.name for p in index_dir.glob("gen-*")] == [before_gen.name]
+    result = index(sample_repo, index_dir)
+    assert result.processed_files == 1
+    assert any("Changed" in c for c, _ in snapshot(index_dir)["bm25"].values())
+
+
+def test_second_concurrent_index_run_is_refused(sample_repo, tmp_path):
+    location = IndexDir(tmp_path / "idx")
+    with location.lock():
+        with pytest.raises(CodegroundError, match="another `codeground index`"):
+            index(sample_repo, tmp_path / "idx")
+
+
+def test_index_yaml_round_trips(tmp_path):
+    import yaml
+    from haystack import Pipeline
+
+    from app.pipelines import ALLOWED_MODULES, read_pipeline_dict, resolve
+
+    data = resolve(read_pipeline_dict(DEFAULT_INDEX_PIPELINE), index_dir=tmp_path)
+    first = Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
+    dumped = first.dumps()
+    second = Pipeline.loads(dumped, allowed_modules=ALLOWED_MODULES)
+    assert second.to_dict() == first.to_dict()
+    assert yaml.safe_load(second.dumps()) == yaml.safe_load(dumped)
+    assert json.dumps(first.to_dict(), sort_keys=True, default=str)  # serialisable

@@ -1,0 +1,121 @@
+from haystack.dataclasses import ByteStream
+
+from components.chunkers.python_ast import PythonAstChunker
+from tests.conftest import SAMPLE_REPO
+
+
+def chunk(text: str, path: str = "pkg/mod.py", **kwargs):
+    src = ByteStream(data=text.encode("utf-8"), mime_type="text/x-python", meta={"file_path": path})
+    return PythonAstChunker(**kwargs).run(sources=[src])["documents"]
+
+
+def sample_records():
+    text = (SAMPLE_REPO / "pkg" / "trainer.py").read_text(encoding="utf-8")
+    docs = chunk(text, "pkg/trainer.py")
+    return text, {d.meta["symbol"]: d for d in docs if d.meta["source_type"] != "module"}
+
+
+def test_one_record_per_class_function_and_method_with_class_method_symbols():
+    _, records = sample_records()
+    assert set(records) == {
+        "retry", "Trainer", "Trainer.__init__", "Trainer.fit", "Trainer._step", "Trainer._documented_private",
+        "Trainer.evaluate", "Trainer.Config", "Trainer.Config.validate", "Gemma2DecoderLayer",
+        "Gemma2DecoderLayer.forward",
+    }
+
+
+def test_dunders_skipped_except_init():
+    _, records = sample_records()
+    assert "Trainer.__init__" in records
+    assert "Trainer.__repr__" not in records
+
+
+def test_private_names_kept_only_if_documented_or_taking_arguments():
+    _, records = sample_records()
+    assert "Trainer._step" in records  # takes an argument
+    assert "Trainer._documented_private" in records  # documented
+    assert "Trainer._reset" not in records  # neither (self does not count)
+    assert "_helper" not in records
+
+
+def test_documented_symbol_embeds_signature_and_docstring_and_carries_impl_in_meta():
+    _, records = sample_records()
+    fit = records["Trainer.fit"]
+    assert fit.meta["source_type"] == "api"
+    assert fit.content.lstrip().startswith("@retry(times=2)")  # decorator included in the range
+    assert '"""Run ``epochs`` passes over ``data``."""' in fit.content
+    assert "self._step(data)" not in fit.content  # the body is not embedded...
+    assert "self._step(data)" in fit.meta["impl"]  # ...it travels as meta impl
+    assert "impl" not in fit.meta["header"]
+
+
+def test_undocumented_symbol_embeds_its_code():
+    _, records = sample_records()
+    step = records["Trainer._step"]
+    assert step.meta["source_type"] == "impl"
+    assert "return self.model(batch)" in step.content
+    assert "impl" not in step.meta
+
+
+def test_async_defs_and_nested_classes_are_records():
+    _, records = sample_records()
+    assert records["Trainer.evaluate"].content.lstrip().startswith("async def evaluate")
+    assert records["Trainer.Config"].meta["source_type"] == "api"
+    assert records["Trainer.Config.validate"].meta["source_type"] == "impl"
+
+
+def test_class_record_covers_only_its_own_statements_not_its_methods():
+    _, records = sample_records()
+    trainer = records["Trainer"]
+    assert "learning_rate = 0.1" in trainer.meta["impl"]
+    assert "def fit" not in trainer.meta["impl"]
+
+
+def test_impl_meta_is_capped():
+    body = "\n".join(f"    x{i} = {i}" for i in range(3000))
+    docs = chunk(f'def big():\n    """Doc."""\n{body}\n', max_impl_chars=500)
+    assert len(docs[0].meta["impl"]) == 500
+
+
+def test_ids_and_ranges_slice_back_to_exact_text():
+    text, _ = sample_records()
+    for doc in chunk(text, "pkg/trainer.py"):
+        assert doc.id == f"pkg/trainer.py:{doc.meta['symbol']}:{doc.meta['start_line']}"
+        assert text[doc.meta["start_char"]: doc.meta["end_char"]] == doc.content
+        assert text.count("\n", 0, doc.meta["start_char"]) + 1 == doc.meta["start_line"]
+        assert text.count("\n", 0, doc.meta["end_char"] - 1) + 1 == doc.meta["end_line"]
+
+
+def test_non_ascii_columns_map_to_str_offsets():
+    text = 'x = "héllo wörld"\n\n\ndef f(a):\n    """Grüße."""\n    return "ünïcode"\n'
+    docs = chunk(text)
+    for doc in docs:
+        assert text[doc.meta["start_char"]: doc.meta["end_char"]] == doc.content
+    assert any(d.meta["symbol"] == "f" and d.content.endswith('"""Grüße."""') for d in docs)
+
+
+def test_module_level_code_becomes_module_records_and_bare_imports_do_not():
+    text, _ = sample_records()
+    modules = [d for d in chunk(text, "pkg/trainer.py") if d.meta["source_type"] == "module"]
+    assert [m.meta["symbol"] for m in modules] == ["pkg.trainer"] * 2
+    assert "DEFAULT_EPOCHS = 3" in modules[0].content
+    assert 'if __name__ == "__main__":' in modules[-1].content
+    only_imports = chunk("import os\nimport sys\n\n\ndef f(x):\n    return x\n")
+    assert [d.meta["source_type"] for d in only_imports] == ["impl"]
+
+
+def test_syntax_error_yields_no_records_and_no_crash():
+    good = ByteStream(data=b"def ok(x):\n    return x\n", meta={"file_path": "ok.py"})
+    bad = ByteStream(data=b"def broken(:\n    pass\n", meta={"file_path": "bad.py"})
+    nul = ByteStream(data=b"x = 1\x00\n", meta={"file_path": "nul.py"})
+    docs = PythonAstChunker().run(sources=[bad, nul, good])["documents"]
+    assert [d.meta["file_path"] for d in docs] == ["ok.py"]
+
+
+def test_component_round_trips_through_to_dict():
+    from haystack.core.serialization import component_from_dict, component_to_dict
+
+    chunker = PythonAstChunker(max_impl_chars=100, module_records=False)
+    data = component_to_dict(chunker, "python")
+    again = component_from_dict(PythonAstChunker, data, "python")
+    assert (again.max_impl_chars, again.module_records) == (100, False)

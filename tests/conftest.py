@@ -1,0 +1,88 @@
+"""Shared test setup: offline, loopback-only networking, fixture repositories."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLE_REPO = FIXTURES / "sample_repo"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _is_loopback(address) -> bool:
+    if isinstance(address, (str, bytes)):  # AF_UNIX path
+        return True
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class NetworkBlocked(RuntimeError):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch):
+    """Fail any connection that leaves this machine: tests may only talk to 127.0.0.1."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guard(address):
+        if not _is_loopback(address):
+            raise NetworkBlocked(f"test tried to reach {address!r}; only loopback is allowed")
+
+    def connect(self, address):
+        guard(address)
+        return real_connect(self, address)
+
+    def connect_ex(self, address):
+        guard(address)
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+PLANTED_SECRETS = ("sk-live-FAKE", "FAKEKEYDATA")
+FAKE_PEM = "-----BEGIN RSA PRIVATE KEY-----\nFAKEKEYDATA\n-----END RSA PRIVATE KEY-----\n"
+
+
+def make_sample_repo(repo: Path) -> Path:
+    """Copy tests/fixtures/sample_repo to ``repo`` and add files that must never be indexed.
+
+    They are made here, not committed: planted fake secrets, a .gitignore'd directory, binaries.
+    """
+    shutil.copytree(SAMPLE_REPO, repo)
+    (repo / ".env").write_text("API_KEY=sk-live-FAKE-0123456789\n")
+    (repo / "server.pem").write_text(FAKE_PEM)
+    (repo / "poetry.lock").write_text("# lock\n")
+    (repo / ".gitignore").write_text("ignored_dir/\n*.log\n")
+    (repo / "ignored_dir").mkdir()
+    (repo / "ignored_dir" / "hidden.py").write_text("def hidden_function(x):\n    return x\n")
+    (repo / "run.log").write_text("log line\n")
+    (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00binary")
+    (repo / "pkg" / "fake.py").write_bytes(b"\x00\x01\x02binary with a .py name")
+    (repo / "latin1.txt").write_bytes("caf\xe9 latin-1 text\n".encode("latin-1"))
+    return repo
+
+
+@pytest.fixture
+def sample_repo(tmp_path) -> Path:
+    """A fresh copy of the sample repository with its never-indexed extras."""
+    return make_sample_repo(tmp_path / "repo")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -163,18 +162,3 @@ def test_second_concurrent_index_run_is_refused(sample_repo, tmp_path):
     with location.lock():
         with pytest.raises(CodegroundError, match="another `codeground index`"):
             index(sample_repo, tmp_path / "idx")
-
-
-def test_index_yaml_round_trips(tmp_path):
-    import yaml
-    from haystack import Pipeline
-
-    from app.pipelines import ALLOWED_MODULES, read_pipeline_dict, resolve
-
-    data = resolve(read_pipeline_dict(DEFAULT_INDEX_PIPELINE), index_dir=tmp_path)
-    first = Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
-    dumped = first.dumps()
-    second = Pipeline.loads(dumped, allowed_modules=ALLOWED_MODULES)
-    assert second.to_dict() == first.to_dict()
-    assert yaml.safe_load(second.dumps()) == yaml.safe_load(dumped)
-    assert json.dumps(first.to_dict(), sort_keys=True, default=str)  # serialisable

@@ -1,0 +1,36 @@
+"""Every pipeline YAML shipped in pipelines/ loads, dumps and loads again to the same pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.pipelines import ALLOWED_MODULES, PIPELINES_DIR, read_pipeline_dict, resolve
+
+YAMLS = sorted(PIPELINES_DIR.glob("*.yaml"))
+
+
+def normalized(pipeline) -> dict:
+    data = pipeline.to_dict()
+    data["connections"] = sorted((c["sender"], c["receiver"]) for c in data["connections"])
+    return data
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=[p.name for p in YAMLS])
+def test_pipeline_yaml_round_trips(path, tmp_path):
+    from haystack import Pipeline
+
+    data = resolve(read_pipeline_dict(path), index_dir=tmp_path)
+    first = Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
+    second = Pipeline.loads(first.dumps(), allowed_modules=ALLOWED_MODULES)
+    assert normalized(second) == normalized(first)
+    third = Pipeline.loads(second.dumps(), allowed_modules=ALLOWED_MODULES)
+    assert normalized(third) == normalized(first)
+
+
+def test_yaml_components_outside_components_package_are_refused(tmp_path):
+    from app.errors import CodegroundError
+    from app.pipelines import build_pipeline
+
+    data = {"components": {"x": {"type": "os.system", "init_parameters": {}}}, "connections": []}
+    with pytest.raises(CodegroundError, match="cannot build pipeline"):
+        build_pipeline(data)

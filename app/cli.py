@@ -102,6 +102,8 @@ def _print_index_summary(result) -> None:
     table.add_row("files indexed", str(walk["indexed"]))
     for reason, count in sorted(walk["skipped"].items()):
         table.add_row(f"skipped: {reason}", str(count))
+    for reason, count in sorted(walk.get("unparsed_counts", {}).items()):
+        table.add_row(f"read, no records: {reason}", str(count))
     for stype, count in result.records_by_type.items():
         table.add_row(f"records: {stype}", str(count))
     table.add_row("records total", str(result.chunk_count))

@@ -136,10 +136,14 @@ def run_index(
             result.deleted_files = len(deleted)
 
             done = 0
+            unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
             for start in range(0, len(todo), BATCH_FILES):
                 batch = todo[start: start + BATCH_FILES]
                 out = pipeline.run({"router": {"sources": batch}}, include_outputs_from={"splitter"})
                 records = out.get("splitter", {}).get("documents", [])
+                for name in ("python", "notebook"):
+                    for path, why in out.get(name, {}).get("failed", []):
+                        unparsed[path] = why
                 ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
                 for doc in records:
                     ids[doc.meta["file_path"]].append(doc.id)
@@ -150,6 +154,9 @@ def run_index(
                 if on_progress:
                     on_progress(done, result.written_records)
             result.processed_files = len(todo)
+            processed = {f.meta["file_path"] for f in todo}
+            walk_report = _with_unparsed(walk["report"], prev, unparsed, new_hashes, processed, rebuild)
+            result.walk = walk_report
 
             bm25.save()
             all_docs = bm25.filter_documents()
@@ -164,7 +171,7 @@ def run_index(
             manifest = Manifest(
                 embedder=embedder, settings=settings, root=str(repo), chunk_count=expected,
                 embedding_dim=_embedding_dim(pipeline), records_by_type=dict(sorted(by_type.items())),
-                walk=walk["report"], files=dict(sorted(entries.items())),
+                walk=walk_report, files=dict(sorted(entries.items())),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             manifest.save(gen)
@@ -180,6 +187,21 @@ def run_index(
         result.records_by_type = manifest.records_by_type
         result.seconds = time.perf_counter() - t0
         return result
+
+
+def _with_unparsed(report: dict, prev: Manifest | None, unparsed: dict[str, str], live: dict[str, str],
+                   processed: set[str], rebuild: bool) -> dict:
+    """The walk report plus the files that were read but could not be parsed (still in the repo).
+
+    Unchanged files keep the verdict of the run that parsed them, so counts match a full rebuild.
+    """
+    carried = {} if rebuild or prev is None else dict(prev.walk.get("unparsed", {}))
+    merged = {p: why for p, why in carried.items() if p in live and p not in processed}
+    merged.update(unparsed)
+    counts: dict[str, int] = {}
+    for why in merged.values():
+        counts[why] = counts.get(why, 0) + 1
+    return {**report, "unparsed": dict(sorted(merged.items())), "unparsed_counts": counts}
 
 
 def _embedding_dim(pipeline) -> int | None:

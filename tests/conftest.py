@@ -86,3 +86,6 @@ def make_sample_repo(repo: Path) -> Path:
 def sample_repo(tmp_path) -> Path:
     """A fresh copy of the sample repository with its never-indexed extras."""
     return make_sample_repo(tmp_path / "repo")
+
+
+from tests.fake_ollama import fake_ollama  # noqa: E402,F401 - the fake Ollama server fixture

@@ -168,23 +168,26 @@ class NotebookChunker:
         self.min_markdown_chars = min_markdown_chars
         self.fence_code = fence_code
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], failed=list[list[str]])
     def run(self, sources: list[Source]) -> dict[str, Any]:
         """
         Chunk each notebook.
 
         :param sources: ``.ipynb`` files; ``meta["file_path"]`` is the path relative to the repo root.
-        :returns: ``{"documents": [...]}``, the records of every readable notebook, in cell order.
+        :returns: ``{"documents": [...], "failed": [[path, "malformed_notebook"], ...]}``, the records of
+            every readable notebook in cell order, and the broken notebooks that yielded nothing.
         """
         documents: list[Document] = []
+        failed: list[list[str]] = []
         for source in sources:
             try:
                 file_path, raw = source_text(source)
                 documents.extend(self._chunk(file_path, raw))
             except Exception as error:  # one bad notebook must not cost the others
                 path = (getattr(source, "meta", None) or {}).get("file_path", "<unknown>")
-                logger.warning("NotebookChunker skipped %s: %s", path, error)
-        return {"documents": documents}
+                logger.info("NotebookChunker skipped %s: %s", path, error)
+                failed.append([path, "malformed_notebook"])
+        return {"documents": documents, "failed": failed}
 
     def _cells(self, raw: str) -> list[_Cell]:
         notebook, spans = parse_notebook(raw)

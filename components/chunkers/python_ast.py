@@ -95,19 +95,21 @@ class PythonAstChunker:
         self.max_impl_chars = max_impl_chars
         self.module_records = module_records
 
-    @component.output_types(documents=list[Document])
-    def run(self, sources: list[Source]) -> dict[str, list[Document]]:
-        """Chunk each Python source; a file that does not parse yields no records."""
+    @component.output_types(documents=list[Document], failed=list[list[str]])
+    def run(self, sources: list[Source]) -> dict[str, list]:
+        """Chunk each Python source; a file that does not parse yields no records and is listed in failed."""
         documents: list[Document] = []
+        failed: list[list[str]] = []
         for source in sources:
             file_path, text = source_text(source)
             try:
                 tree = ast.parse(text, filename=file_path)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                logger.warning("skipping %s: does not parse (%s)", file_path, exc.__class__.__name__)
+                logger.info("skipping %s: does not parse (%s)", file_path, exc.__class__.__name__)
+                failed.append([file_path, "syntax_error"])
                 continue
             documents.extend(self._chunk(file_path, text, tree))
-        return {"documents": documents}
+        return {"documents": documents, "failed": failed}
 
     # ------------------------------------------------------------------------------------------
     def _chunk(self, file_path: str, text: str, tree: ast.Module) -> list[Document]:

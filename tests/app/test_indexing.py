@@ -65,7 +65,8 @@ def test_secrets_binaries_and_ignored_files_never_reach_either_store(built):
 
 
 def test_syntax_error_file_and_automodule_page_yield_no_records(built):
-    _, index_dir, _ = built
+    _, index_dir, result = built
+    assert result.walk["unparsed"] == {"pkg/broken.py": "syntax_error"}
     manifest = Manifest.load(IndexDir(index_dir).current())
     assert manifest.files["pkg/broken.py"].ids == []
     assert manifest.files["docs/api.rst"].ids == []

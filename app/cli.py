@@ -24,6 +24,11 @@ cli = typer.Typer(
 )
 
 INDEX_DIR_HELP = "Index directory (default: <repo>/.codeground)."
+PIPELINE_HELP = "Query pipeline YAML (default: pipelines/query.yaml)."
+INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
+REPO_OPTION = typer.Option(None, "--repo", help="Repository whose default index to use (default: .).")
+PREFIX_OPTION = typer.Option(None, "--path-prefix", help="Prefix of the dataset's paths (default: guessed).")
+JSON_REPORT_OPTION = typer.Option(None, "--json", help="Also write the figures to this JSON file.")
 
 
 @cli.callback()
@@ -43,7 +48,7 @@ def _peak_rss_mb() -> float:
 @cli.command()
 def index(
     path: Path = typer.Argument(..., help="Repository checkout to index."),
-    index_dir: Path | None = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
     pipeline: Path | None = typer.Option(None, "--pipeline", help="Index pipeline YAML."),
     full: bool = typer.Option(False, "--full", help="Rebuild everything instead of only what changed."),
 ) -> None:
@@ -58,15 +63,24 @@ def index(
     if not path.is_dir():
         _fail(f"not a directory: {path}")
     target = index_dir or default_index_dir(path)
-    progress = Progress(TextColumn("[bold]indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-                        TextColumn("{task.fields[records]} records"), TimeElapsedColumn(), console=console,
-                        transient=True)
+    progress = Progress(
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files"),
+        TextColumn("{task.fields[records]} records"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
     task = None
 
     def on_walk(report: dict, n_todo: int) -> None:
         nonlocal task
-        console.print(f"walked {report['seen']} files: {report['indexed']} to index, "
-                      f"{sum(report['skipped'].values())} skipped; {n_todo} new or changed")
+        console.print(
+            f"walked {report['seen']} files: {report['indexed']} to index, "
+            f"{sum(report['skipped'].values())} skipped; {n_todo} new or changed"
+        )
         task = progress.add_task("index", total=max(n_todo, 1), records=0)
 
     def on_progress(done: int, records: int) -> None:
@@ -76,8 +90,14 @@ def index(
         from app.indexing import run_index
 
         with progress:
-            result = run_index(path, target, pipeline or DEFAULT_INDEX_PIPELINE, full=full,
-                               on_walk=on_walk, on_progress=on_progress)
+            result = run_index(
+                path,
+                target,
+                pipeline or DEFAULT_INDEX_PIPELINE,
+                full=full,
+                on_walk=on_walk,
+                on_progress=on_progress,
+            )
     except CodegroundError as exc:
         _fail(str(exc))
     except KeyboardInterrupt:
@@ -95,8 +115,10 @@ def _print_index_summary(result) -> None:
         out.print(f"index is up to date: {result.chunk_count} records in {result.index_dir}")
     else:
         mode = f"full rebuild ({result.reason})" if result.full else "incremental"
-        out.print(f"{mode}: {result.processed_files} files processed, {result.deleted_files} deleted, "
-                  f"{result.removed_records} records removed, {result.written_records} written")
+        out.print(
+            f"{mode}: {result.processed_files} files processed, {result.deleted_files} deleted, "
+            f"{result.removed_records} records removed, {result.written_records} written"
+        )
     table = Table(title="index", show_header=False)
     table.add_row("files seen", str(walk["seen"]))
     table.add_row("files indexed", str(walk["indexed"]))
@@ -111,6 +133,207 @@ def _print_index_summary(result) -> None:
     table.add_row("peak memory", f"{_peak_rss_mb():.0f} MB")
     table.add_row("index dir", str(result.index_dir))
     out.print(table)
+
+
+def _index_dir(index_dir: Path | None, repo: Path | None) -> Path:
+    from app.index_dir import default_index_dir
+
+    return index_dir or default_index_dir(repo or Path("."))
+
+
+def _engine(index_dir: Path | None, repo: Path | None, pipeline: Path | None):
+    from app.pipelines import PIPELINES_DIR
+    from app.query import QueryEngine
+
+    return QueryEngine(_index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml")
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        _fail(f"-k must be a positive number of results, got {k}")
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.secho(f"note: {notice}", fg=typer.colors.YELLOW, err=True)
+
+
+@cli.command()
+def search(
+    question: str = typer.Argument(..., help="What to look for."),
+    k: int = typer.Option(10, "-k", help="How many sources to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print the search_results JSON format."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+) -> None:
+    """Retrieve ranked sources for a question (no LLM)."""
+    import json
+
+    _check_k(k)
+    try:
+        engine = _engine(index_dir, repo, pipeline)
+        result = engine.search(question, k=k)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    if as_json:
+        from app.evaluation import Span
+
+        sources = [
+            Span(d.meta["file_path"], d.meta["start_char"], d.meta["end_char"]).to_json()
+            for d in result.documents
+        ]
+        typer.echo(
+            json.dumps(
+                {
+                    "search_results": [
+                        {"question_id": None, "question_str": question, "retrieved_sources": sources}
+                    ],
+                    "k": k,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for doc in result.documents:
+            score = f"{doc.score:.3f}" if doc.score is not None else "-"
+            typer.echo(
+                f"{doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  "
+                f"{doc.meta['symbol']}  {score}"
+            )
+        if not result.documents:
+            typer.echo("no sources found")
+    _print_notices(result.notices)
+
+
+@cli.command("search-file")
+def search_file(
+    questions: Path = typer.Argument(..., help="Dataset JSON ({'rag_questions': [...]})."),
+    out: Path = typer.Option(..., "--out", help="Where to write the search_results JSON."),
+    k: int = typer.Option(10, "-k", help="Sources per question."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = typer.Option(
+        None, "--path-prefix", help="Prefix for written paths (default: guessed from the dataset)."
+    ),
+) -> None:
+    """Search every question of a dataset file in one process; write the search_results format."""
+    from app.eval_runner import guess_prefix, search_all
+    from app.evaluation import load_questions, write_search_results
+
+    _check_k(k)
+    try:
+        qs = load_questions(questions, require_sources=False)
+        engine = _engine(index_dir, repo, pipeline)
+        prefix = path_prefix if path_prefix is not None else guess_prefix(qs, engine.manifest)
+        results, _ = search_all(engine, qs, k)
+        write_search_results(out, qs, results, k, path_prefix=prefix)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {len(qs)} results to {out}")
+
+
+@cli.command("eval")
+def eval_(
+    gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
+    pipeline: list[Path] | None = typer.Option(None, "--pipeline", help="Pipeline YAML; repeat to compare."),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = PREFIX_OPTION,
+    as_json: Path | None = JSON_REPORT_OPTION,
+) -> None:
+    """Recall@1/3/5/10 (IoU > 0.05, sources <= 2000 chars) and latency, one row per pipeline."""
+    _evaluate(gold, pipeline, index_dir, repo, path_prefix, as_json)
+
+
+@cli.command()
+def compare(
+    gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Pipeline YAMLs (default: every query YAML in pipelines/)."
+    ),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = PREFIX_OPTION,
+    as_json: Path | None = JSON_REPORT_OPTION,
+) -> None:
+    """Compare pipeline YAMLs on the same questions in the same run: one table row per YAML."""
+    from app.eval_runner import default_variants
+
+    _evaluate(gold, pipeline or default_variants(), index_dir, repo, path_prefix, as_json)
+
+
+def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from app.eval_runner import evaluate_pipelines
+    from app.pipelines import PIPELINES_DIR
+
+    try:
+        rows = evaluate_pipelines(
+            gold,
+            pipelines or [PIPELINES_DIR / "query.yaml"],
+            _index_dir(index_dir, repo),
+            path_prefix=path_prefix,
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    table = Table(
+        title=f"{gold.name} ({rows[0]['questions']} questions): recall@k (IoU > 0.05), warm retrieval latency"
+    )
+    table.add_column("pipeline", no_wrap=True)
+    for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", ">2000 chars"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        r = row["recall"]
+        table.add_row(
+            row["pipeline"],
+            *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
+            f"{row['latency']['p50']:.0f}",
+            f"{row['latency']['p95']:.0f}",
+            str(row["oversize_sources"]),
+        )
+    console = Console()
+    console.print(table)
+    for row in rows:
+        for notice in row["notices"]:
+            console.print(f"{row['pipeline']}: {notice}", soft_wrap=True)
+    if as_json:
+        as_json.write_text(json.dumps(rows, indent=2))
+
+
+@cli.command()
+def query(
+    question: str = typer.Argument(..., help="Your question about the repository."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+) -> None:
+    """Answer a question from the repository: streamed answer, then the cited files, then notices."""
+
+    def on_token(token: str) -> None:
+        sys.stdout.write(token)
+        sys.stdout.flush()
+
+    try:
+        engine = _engine(index_dir, repo, pipeline)
+        result = engine.answer(question, on_token=on_token)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    if result.answer is not None:
+        sys.stdout.write("\n")
+    typer.echo("\nSources:")
+    for doc in result.documents:
+        typer.echo(
+            f"  {doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  {doc.meta['symbol']}"
+        )
+    _print_notices(result.notices)
+    if result.answer is None:
+        raise typer.Exit(2)
 
 
 def main() -> None:

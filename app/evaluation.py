@@ -267,8 +267,9 @@ def _read_json(path: str | os.PathLike[str], what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise _one_line(f"{what} file {p} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") \
-            from None
+        raise _one_line(
+            f"{what} file {p} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+        ) from None
 
 
 def _is_int(v: Any) -> bool:
@@ -317,8 +318,10 @@ def load_questions(path: str | os.PathLike[str], require_sources: bool = True) -
     """
     data = _read_json(path, "dataset")
     if not isinstance(data, dict):
-        raise _one_line(f"dataset {path}: top level must be a JSON object with a 'rag_questions' list, "
-                        f"got {type(data).__name__}")
+        raise _one_line(
+            f"dataset {path}: top level must be a JSON object with a 'rag_questions' list, "
+            f"got {type(data).__name__}"
+        )
     raw_questions = data.get("rag_questions")
     if not isinstance(raw_questions, list):
         raise _one_line(f"dataset {path}: no 'rag_questions' list at the top level")
@@ -391,8 +394,10 @@ def read_search_results(path: str | os.PathLike[str]) -> tuple[dict[str, list[Sp
     """
     data = _read_json(path, "search results")
     if not isinstance(data, dict):
-        raise _one_line(f"search results {path}: top level must be a JSON object with a 'search_results' "
-                        f"list, got {type(data).__name__}")
+        raise _one_line(
+            f"search results {path}: top level must be a JSON object with a 'search_results' "
+            f"list, got {type(data).__name__}"
+        )
     entries = data.get("search_results")
     if not isinstance(entries, list):
         raise _one_line(f"search results {path}: no 'search_results' list at the top level")

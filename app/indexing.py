@@ -64,8 +64,10 @@ def _rebuild_reason(
 
 
 def _stores(pipeline) -> tuple[Any, Any]:
-    return (pipeline.get_component("chroma_writer").document_store,
-            pipeline.get_component("bm25_writer").document_store)
+    return (
+        pipeline.get_component("chroma_writer").document_store,
+        pipeline.get_component("bm25_writer").document_store,
+    )
 
 
 def run_index(
@@ -105,11 +107,19 @@ def run_index(
 
         old_files = {} if rebuild else prev.files
         new_hashes = {f.meta["file_path"]: f.meta["sha256"] for f in files}
-        todo = [f for f in files if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256
-                != f.meta["sha256"]]
+        todo = [
+            f
+            for f in files
+            if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256 != f.meta["sha256"]
+        ]
         deleted = [p for p in old_files if p not in new_hashes]
-        result = IndexResult(index_dir=location.path, generation=current or location.path, full=rebuild,
-                             reason=reason or "incremental", walk=walk["report"])
+        result = IndexResult(
+            index_dir=location.path,
+            generation=current or location.path,
+            full=rebuild,
+            reason=reason or "incremental",
+            walk=walk["report"],
+        )
         if on_walk:
             on_walk(walk["report"], len(todo))
         if not rebuild and not todo and not deleted:
@@ -138,7 +148,7 @@ def run_index(
             done = 0
             unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
             for start in range(0, len(todo), BATCH_FILES):
-                batch = todo[start: start + BATCH_FILES]
+                batch = todo[start : start + BATCH_FILES]
                 out = pipeline.run({"router": {"sources": batch}}, include_outputs_from={"splitter"})
                 records = out.get("splitter", {}).get("documents", [])
                 for name in ("python", "notebook"):
@@ -167,11 +177,17 @@ def run_index(
                 raise CodegroundError(
                     f"index stores disagree (manifest {expected}, bm25 {len(all_docs)}, "
                     f"chroma {chroma_count}); "
-                    "run `codeground index --full`")
+                    "run `codeground index --full`"
+                )
             manifest = Manifest(
-                embedder=embedder, settings=settings, root=str(repo), chunk_count=expected,
-                embedding_dim=_embedding_dim(pipeline), records_by_type=dict(sorted(by_type.items())),
-                walk=walk_report, files=dict(sorted(entries.items())),
+                embedder=embedder,
+                settings=settings,
+                root=str(repo),
+                chunk_count=expected,
+                embedding_dim=_embedding_dim(pipeline),
+                records_by_type=dict(sorted(by_type.items())),
+                walk=walk_report,
+                files=dict(sorted(entries.items())),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             manifest.save(gen)
@@ -189,8 +205,14 @@ def run_index(
         return result
 
 
-def _with_unparsed(report: dict, prev: Manifest | None, unparsed: dict[str, str], live: dict[str, str],
-                   processed: set[str], rebuild: bool) -> dict:
+def _with_unparsed(
+    report: dict,
+    prev: Manifest | None,
+    unparsed: dict[str, str],
+    live: dict[str, str],
+    processed: set[str],
+    rebuild: bool,
+) -> dict:
     """The walk report plus the files that were read but could not be parsed (still in the repo).
 
     Unchanged files keep the verdict of the run that parsed them, so counts match a full rebuild.

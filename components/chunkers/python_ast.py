@@ -119,13 +119,29 @@ class PythonAstChunker:
             records.extend(self._module_records(file_path, text, tree, offsets))
         for node in tree.body:
             if isinstance(node, _DEFS):
-                self._visit(node, prefix="", in_class=False, file_path=file_path, text=text,
-                            offsets=offsets, out=records)
+                self._visit(
+                    node,
+                    prefix="",
+                    in_class=False,
+                    file_path=file_path,
+                    text=text,
+                    offsets=offsets,
+                    out=records,
+                )
         records.sort(key=lambda d: d.meta["start_char"])
         return records
 
-    def _visit(self, node, *, prefix: str, in_class: bool, file_path: str, text: str,
-               offsets: _Offsets, out: list[Document]) -> None:
+    def _visit(
+        self,
+        node,
+        *,
+        prefix: str,
+        in_class: bool,
+        file_path: str,
+        text: str,
+        offsets: _Offsets,
+        out: list[Document],
+    ) -> None:
         name = node.name
         symbol = f"{prefix}{name}"
         docstring = ast.get_docstring(node, clean=False)
@@ -151,19 +167,46 @@ class PythonAstChunker:
         if docstring:
             doc_node = node.body[0]
             end = offsets.at(doc_node.end_lineno, doc_node.end_col_offset)
-            meta = {"impl": impl_text[: self.max_impl_chars], "impl_start_line": first_line,
-                    "impl_end_line": offsets.line_of(max(own_end - 1, start))}
-            out.append(make_record(text=text, file_path=file_path, symbol=symbol, source_type="api",
-                                   start_char=start, end_char=end, extra_meta=meta))
+            meta = {
+                "impl": impl_text[: self.max_impl_chars],
+                "impl_start_line": first_line,
+                "impl_end_line": offsets.line_of(max(own_end - 1, start)),
+            }
+            out.append(
+                make_record(
+                    text=text,
+                    file_path=file_path,
+                    symbol=symbol,
+                    source_type="api",
+                    start_char=start,
+                    end_char=end,
+                    extra_meta=meta,
+                )
+            )
         else:
-            out.append(make_record(text=text, file_path=file_path, symbol=symbol, source_type="impl",
-                                   start_char=start, end_char=own_end))
+            out.append(
+                make_record(
+                    text=text,
+                    file_path=file_path,
+                    symbol=symbol,
+                    source_type="impl",
+                    start_char=start,
+                    end_char=own_end,
+                )
+            )
 
         if is_class:
             for child in node.body:
                 if isinstance(child, _DEFS):
-                    self._visit(child, prefix=f"{symbol}.", in_class=True, file_path=file_path,
-                                text=text, offsets=offsets, out=out)
+                    self._visit(
+                        child,
+                        prefix=f"{symbol}.",
+                        in_class=True,
+                        file_path=file_path,
+                        text=text,
+                        offsets=offsets,
+                        out=out,
+                    )
 
     @staticmethod
     def _class_own_end(node: ast.ClassDef, offsets: _Offsets) -> int:
@@ -200,8 +243,16 @@ class PythonAstChunker:
                 start = offsets.line_start(run[0].lineno)
                 end = offsets.at(run[-1].end_lineno, run[-1].end_col_offset)
                 if text[start:end].strip():
-                    records.append(make_record(text=text, file_path=file_path, symbol=module,
-                                               source_type="module", start_char=start, end_char=end))
+                    records.append(
+                        make_record(
+                            text=text,
+                            file_path=file_path,
+                            symbol=module,
+                            source_type="module",
+                            start_char=start,
+                            end_char=end,
+                        )
+                    )
             run.clear()
 
         for stmt in tree.body:

@@ -39,6 +39,14 @@ class TextChunker:
             if end <= start:
                 continue
             start = text.rfind("\n", 0, start) + 1  # keep the first line's indentation
-            documents.append(make_record(text=text, file_path=file_path, symbol=PurePosixPath(file_path).name,
-                                         source_type="text", start_char=start, end_char=end))
+            documents.append(
+                make_record(
+                    text=text,
+                    file_path=file_path,
+                    symbol=PurePosixPath(file_path).name,
+                    source_type="text",
+                    start_char=start,
+                    end_char=end,
+                )
+            )
         return {"documents": documents}

@@ -5,6 +5,7 @@ needs two more things (DESIGN.md): tokens that split identifiers (``trust_remote
 ``trust``, ``remote``, ``code``) and the ``File: … | Symbol: … | Type: …`` header indexed with the
 text while the stored content stays the exact excerpt. This subclass changes only those two points
 and adds persistence to one JSON file, so the stock ``InMemoryBM25Retriever`` works unchanged.
+Stores opened on the same file in one process share their documents (loaded once).
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ from haystack.document_stores.types import DuplicatePolicy
 from components.identifiers import tokenize
 
 FORMAT = 1
+
+
+def _file_key(path: str) -> str:
+    """Identity of a persisted store file's current contents (path, size, mtime)."""
+    resolved = Path(path).resolve()
+    try:
+        st = resolved.stat()
+        return f"codeground-bm25:{resolved}:{st.st_size}:{st.st_mtime_ns}"
+    except FileNotFoundError:
+        return f"codeground-bm25:{resolved}:new"
 
 
 class CodeBM25DocumentStore(InMemoryDocumentStore):
@@ -60,15 +71,19 @@ class CodeBM25DocumentStore(InMemoryDocumentStore):
         :param bm25_algorithm: one of the stock algorithms.
         :param bm25_parameters: stock BM25 parameters, e.g. ``{"k1": 1.2, "b": 0.75}``.
         """
+        # Stores opening the same unchanged file share one in-process copy (the stock ``shared``
+        # storage keyed by ``index``), so the BM25 retriever and the symbol lookup load it once.
+        shared = persist_path is not None
         super().__init__(
             bm25_algorithm=bm25_algorithm,
             bm25_parameters=bm25_parameters,
-            shared=False,
+            index=_file_key(persist_path) if shared else None,
+            shared=shared,
             return_embedding=False,
         )
         self.persist_path = persist_path
         self.header_field = header_field
-        if persist_path and Path(persist_path).exists():
+        if shared and not self.storage and Path(persist_path).exists():
             self._load(Path(persist_path))
 
     # -- the two rules ---------------------------------------------------------------------------

@@ -1,0 +1,221 @@
+"""Run a query pipeline over a committed index: retrieval only (`search`) or with an answer (`query`).
+
+Rules:
+- The index is opened through its ``CURRENT`` generation; a missing index or one whose manifest
+  disagrees with its live stores (record counts, embedder) is refused with one actionable line.
+- The pipeline YAML is the full query pipeline; `search` uses it without its prompt and LLM
+  components, so swapping the YAML swaps retrieval for both.
+- Models and stores load once per engine (``warm_up``); the engine is reused across questions.
+- Notices from any component (rewrite, rerank fallback, LLM unreachable) are collected in order.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.errors import CodegroundError
+from app.index_dir import IndexDir
+from app.manifest import Manifest
+from app.pipelines import build_pipeline, embedder_id, read_pipeline_dict, resolve
+
+GENERATION_COMPONENTS = ("prompt", "llm")
+NOTICE_COMPONENTS = ("rewriter", "ranker", "llm")
+
+
+@dataclass
+class QueryResult:
+    """What one question produced."""
+
+    question: str
+    query: str
+    documents: list[Any]
+    answer: str | None = None
+    notices: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def cited_files(self) -> list[str]:
+        """Files behind the sources, in retrieval order, each once."""
+        return list(dict.fromkeys(d.meta["file_path"] for d in self.documents))
+
+
+def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
+    """The live generation and its manifest, or a one-line error saying how to build one."""
+    location = IndexDir(index_dir)
+    gen = location.current()
+    if gen is None:
+        raise CodegroundError(
+            f"no index in {location.path}: run `codeground index PATH` "
+            "(or pass --index-dir to an existing one)"
+        )
+    manifest = Manifest.load(gen)
+    if manifest is None:
+        raise CodegroundError(
+            f"the index in {location.path} has no readable manifest: "
+            "rebuild it with `codeground index PATH --full`"
+        )
+    return gen, manifest
+
+
+class QueryEngine:
+    """One pipeline YAML over one index, loaded once and reused."""
+
+    def __init__(self, index_dir: str | Path, pipeline_path: str | Path) -> None:
+        self.gen, self.manifest = open_index(index_dir)
+        self.pipeline_path = Path(pipeline_path)
+        self.data = read_pipeline_dict(self.pipeline_path)
+        wanted = embedder_id(self.data)
+        if wanted is not None and wanted != self.manifest.embedder:
+            raise CodegroundError(
+                f"the index was built with embedder {self.manifest.embedder!r} but {self.pipeline_path.name} "
+                f"embeds queries with {wanted!r}: re-index with the matching index pipeline"
+            )
+        self._search_pipeline = None
+        self._answer_pipeline = None
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build(self, *, with_answer: bool):
+        pipeline = build_pipeline(resolve(self.data, index_dir=self.gen))
+        if not with_answer:
+            for name in GENERATION_COMPONENTS:
+                if name in pipeline.graph.nodes:
+                    pipeline.remove_component(name)
+        self._check_stores(pipeline)
+        try:
+            pipeline.warm_up()
+        except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
+            raise CodegroundError(
+                f"cannot load the query pipeline: {' '.join(str(exc).split())[:300]}"
+            ) from exc
+        return pipeline
+
+    def _check_stores(self, pipeline) -> None:
+        """Refuse a stale index: every store the pipeline reads must hold the manifest's records."""
+        expected = self.manifest.chunk_count
+        for name, instance in pipeline.walk():
+            store = getattr(instance, "document_store", None)
+            if store is None:
+                continue
+            try:
+                count = store.count_documents()
+            except Exception as exc:  # noqa: BLE001
+                raise CodegroundError(
+                    f"the index store behind '{name}' cannot be read ({exc.__class__.__name__}): "
+                    "rebuild with `codeground index PATH --full`"
+                ) from exc
+            if count != expected:
+                raise CodegroundError(
+                    f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
+                    f"{count}; rebuild with `codeground index PATH --full`"
+                )
+
+    @property
+    def search_pipeline(self):
+        if self._search_pipeline is None:
+            self._search_pipeline = self._build(with_answer=False)
+        return self._search_pipeline
+
+    @property
+    def answer_pipeline(self):
+        if self._answer_pipeline is None:
+            self._answer_pipeline = self._build(with_answer=True)
+        return self._answer_pipeline
+
+    def warm_up(self, *, with_answer: bool = False) -> None:
+        """Load models and stores now rather than at the first question."""
+        _ = self.answer_pipeline if with_answer else self.search_pipeline
+
+    # -- running ----------------------------------------------------------------------------------
+    def _inputs(self, pipeline, question: str, history: list | None) -> dict[str, Any]:
+        """Feed the question to every component that takes it (the rewriter, or the retrievers)."""
+        data: dict[str, Any] = {}
+        for name, sockets in pipeline.inputs().items():
+            if name == "rewriter":
+                data[name] = {"question": question, "history": history or []}
+            elif "query" in sockets:
+                data.setdefault(name, {})["query"] = question
+            elif "text" in sockets:
+                data.setdefault(name, {})["text"] = question
+            elif "question" in sockets:
+                data.setdefault(name, {})["question"] = question
+        return data
+
+    def _final_documents(self, out: dict[str, Any], pipeline) -> list[Any]:
+        for name in ("reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"):
+            if name in out and "documents" in out[name]:
+                return out[name]["documents"]
+        raise CodegroundError(f"{self.pipeline_path.name} produced no documents output")
+
+    def _run(self, pipeline, question: str, history: list | None, extra: dict[str, Any]) -> dict[str, Any]:
+        if not question or not question.strip():
+            raise CodegroundError("the question is empty")
+        data = self._inputs(pipeline, question, history)
+        for name, values in extra.items():
+            if name in pipeline.graph.nodes:
+                data.setdefault(name, {}).update(values)
+        include = {n for n in pipeline.graph.nodes}
+        try:
+            return pipeline.run(data, include_outputs_from=include)
+        except CodegroundError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise CodegroundError(f"the query pipeline failed: {' '.join(str(exc).split())[:300]}") from exc
+
+    def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
+        """Retrieval only: ranked sources and notices."""
+        t0 = time.perf_counter()
+        out = self._run(self.search_pipeline, question, history, {})
+        docs = self._final_documents(out, self.search_pipeline)[:k]
+        return QueryResult(
+            question=question,
+            query=_query_of(out, question),
+            documents=docs,
+            notices=_notices(out),
+            seconds=time.perf_counter() - t0,
+        )
+
+    def answer(
+        self, question: str, *, history: list | None = None, on_token: Callable[[str], None] | None = None
+    ) -> QueryResult:
+        """Retrieval plus the streamed, grounded answer."""
+        t0 = time.perf_counter()
+        extra: dict[str, Any] = {}
+        if on_token is not None:
+            extra["llm"] = {"streaming_callback": lambda chunk: on_token(chunk.content or "")}
+        out = self._run(self.answer_pipeline, question, history, extra)
+        replies = out.get("llm", {}).get("replies") or []
+        docs = _shown_to_model(self._final_documents(out, self.answer_pipeline), out)
+        return QueryResult(
+            question=question,
+            query=_query_of(out, question),
+            documents=list(docs),
+            answer=(replies[0].text if replies else None),
+            notices=_notices(out),
+            seconds=time.perf_counter() - t0,
+        )
+
+
+def _shown_to_model(docs: list[Any], out: dict[str, Any]) -> list[Any]:
+    """The sources the prompt actually quoted (a template may quote fewer than were retrieved)."""
+    messages = out.get("prompt", {}).get("prompt") or []
+    rendered = "\n".join(m.text or "" for m in messages)
+    if not rendered:
+        return docs
+    return [
+        d for d in docs if f"{d.meta['file_path']}:{d.meta['start_line']}-{d.meta['end_line']}" in rendered
+    ]
+
+
+def _query_of(out: dict[str, Any], question: str) -> str:
+    return out.get("rewriter", {}).get("query", question)
+
+
+def _notices(out: dict[str, Any]) -> list[str]:
+    notices: list[str] = []
+    for name in NOTICE_COMPONENTS:
+        notices.extend(out.get(name, {}).get("notices", []))
+    return notices

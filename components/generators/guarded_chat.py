@@ -1,0 +1,96 @@
+"""A stock chat generator whose failures become one actionable line instead of a crashed pipeline."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from haystack import component
+from haystack.dataclasses import ChatMessage
+
+from components.inner import build_inner, init_parameters, one_line
+
+logger = logging.getLogger(__name__)
+
+
+def explain_llm_failure(exc: BaseException, *, url: str | None, model: str | None) -> str:
+    """One line telling the user what failed and what to do about it."""
+    name = exc.__class__.__name__
+    text = str(exc)
+    where = url or "the configured server"
+    status = getattr(exc, "status_code", None)
+    if status == 404 or "not found" in text.lower():
+        return (
+            f"model {model!r} is not available on {where}: run `ollama pull {model}` (or pick another model)"
+        )
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return (
+            f"the LLM server at {where} did not answer in time: is {model!r} too big for this machine? "
+            "Try a smaller model or raise the timeout"
+        )
+    if "RemoteProtocol" in name or "incomplete" in text.lower():
+        return f"the LLM server at {where} closed the answer stream mid-answer; ask again"
+    if isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower():
+        return (
+            f"cannot reach the LLM server at {where}: start it with `ollama serve` "
+            "(or `just ollama`), or point OLLAMA_HOST at a running server"
+        )
+    if status is not None:
+        return f"the LLM server at {where} answered HTTP {status}: {one_line(exc)}"
+    return f"the LLM call failed: {one_line(exc)}"
+
+
+@component
+class GuardedChatGenerator:
+    """Run a stock chat generator (Ollama, OpenAI-compatible, …); on failure answer nothing and say why.
+
+    Rule: the retrieved sources are worth showing even when the LLM is down, missing a model, slow
+    or cut off mid-stream. Any exception from the generator becomes an empty ``replies`` list and a
+    notice that says what to do (start Ollama, pull the model, …). Tokens already streamed stay
+    streamed. The generator is declared in YAML in its own serialized form.
+
+    Usage:
+    ```python
+    from haystack.dataclasses import ChatMessage
+    from components.generators.guarded_chat import GuardedChatGenerator
+
+    llm = GuardedChatGenerator(generator={
+        "type": "haystack_integrations.components.generators.ollama.chat.chat_generator.OllamaChatGenerator",
+        "init_parameters": {"model": "qwen2.5-coder:7b", "url": "http://localhost:11434"}})
+    out = llm.run(messages=[ChatMessage.from_user("hi")], streaming_callback=print)
+    out["replies"], out["notices"]
+    ```
+    """
+
+    def __init__(self, *, generator: dict[str, Any]) -> None:
+        """
+        :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
+        """
+        self.generator = generator
+        self._inner = None
+
+    def warm_up(self) -> None:
+        """Build the stock generator (no network: Ollama is contacted at the first answer)."""
+        if self._inner is None:
+            self._inner = build_inner(self.generator, "generator")
+            if hasattr(self._inner, "warm_up"):
+                self._inner.warm_up()
+
+    def _describe(self) -> tuple[str | None, str | None]:
+        params = init_parameters(self.generator)
+        return params.get("url") or params.get("api_base_url"), params.get("model")
+
+    @component.output_types(replies=list[ChatMessage], notices=list[str])
+    def run(self, messages: list[ChatMessage], streaming_callback: Any = None) -> dict[str, Any]:
+        """The generator's replies, or no reply and a notice explaining the failure."""
+        url, model = self._describe()
+        try:
+            self.warm_up()
+            kwargs: dict[str, Any] = {"messages": messages}
+            if streaming_callback is not None:
+                kwargs["streaming_callback"] = streaming_callback
+            replies = self._inner.run(**kwargs)["replies"]
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none crashes the answer
+            logger.info("LLM call failed: %s", one_line(exc))
+            return {"replies": [], "notices": [explain_llm_failure(exc, url=url, model=model)]}
+        return {"replies": replies, "notices": []}

@@ -1,0 +1,52 @@
+"""Put back symbol hits the reranker demoted out of the result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import Document, component
+
+
+@component
+class SymbolReseater:
+    """Re-seat up to ``max_reseat`` demoted symbol hits by overwriting the lowest non-symbol entries.
+
+    Rule (DESIGN.md): when the user named a symbol and its record is no longer in the final list
+    (the reranker demoted it or the score floor dropped it), it takes the place of the
+    lowest-ranked entry that is not itself a symbol hit. The list never grows, no id appears twice,
+    and at most ``max_reseat`` hits come back (in the order symbol lookup found them).
+
+    Usage:
+    ```python
+    from components.rankers.reseat import SymbolReseater
+
+    SymbolReseater(max_reseat=2).run(documents=final, symbol_documents=symbol_hits)["documents"]
+    ```
+    """
+
+    def __init__(self, *, max_reseat: int = 2, top_k: int | None = None) -> None:
+        """
+        :param max_reseat: the most symbol hits put back.
+        :param top_k: cut the list to this length before re-seating (``None``: keep its length).
+        """
+        self.max_reseat = max_reseat
+        self.top_k = top_k
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self, documents: list[Document], symbol_documents: list[Document] | None = None
+    ) -> dict[str, Any]:
+        """The final list with demoted symbol hits swapped back in."""
+        result = list(documents[: self.top_k] if self.top_k is not None else documents)
+        symbol_ids = {d.id for d in symbol_documents or []}
+        present = {d.id for d in result}
+        missing = [d for d in symbol_documents or [] if d.id not in present][: self.max_reseat]
+        slot = len(result) - 1
+        for hit in missing:
+            while slot >= 0 and result[slot].id in symbol_ids:
+                slot -= 1
+            if slot < 0:
+                break
+            result[slot] = hit
+            slot -= 1
+        return {"documents": result}

@@ -1,0 +1,160 @@
+"""The command line: every user mistake is one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.indexing import run_index
+from app.pipelines import DEFAULT_INDEX_PIPELINE
+from tests.conftest import PROJECT_ROOT, make_sample_repo
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("cli")
+    repo = make_sample_repo(base / "repo")
+    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
+    return repo, base / "idx"
+
+
+@pytest.fixture(scope="module")
+def gold(indexed, tmp_path_factory) -> Path:
+    """A two-question gold file over the sample repository, in the vLLM dataset format."""
+    repo, _ = indexed
+    text = (repo / "pkg" / "trainer.py").read_text()
+    start = text.index("    @retry(times=2)")
+    guide = (repo / "docs" / "guide.md").read_text()
+    g_start = guide.index("## Installation")
+    data = {"rag_questions": [
+        {"question_id": "q1", "question": "How does Trainer.fit run epochs over the data?",
+         "sources": [{"file_path": "data/raw/sample/pkg/trainer.py", "first_character_index": start,
+                      "last_character_index": start + 200}]},
+        {"question_id": "q2", "question": "How do I install the sample package with pip?",
+         "sources": [{"file_path": "data/raw/sample/docs/guide.md", "first_character_index": g_start,
+                      "last_character_index": g_start + 80}]},
+    ]}
+    path = tmp_path_factory.mktemp("gold") / "gold.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run(*args: str):
+    return runner.invoke(cli, [str(a) for a in args])
+
+
+def assert_one_line_error(result, fragment: str) -> None:
+    assert result.exit_code != 0
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), result.output
+    assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "abc"])
+def test_bad_k_is_refused(indexed, k):
+    _, idx = indexed
+    result = run("search", "trainer", "-k", k, "--index-dir", idx)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+def test_missing_index_is_one_line(tmp_path):
+    assert_one_line_error(run("search", "x", "--index-dir", tmp_path / "none"), "no index in")
+
+
+def test_bad_yaml_is_one_line(indexed, tmp_path):
+    _, idx = indexed
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("components: [\n")
+    assert_one_line_error(run("search", "x", "--index-dir", idx, "--pipeline", bad), "not valid YAML")
+
+
+def test_missing_pipeline_file_is_one_line(indexed, tmp_path):
+    _, idx = indexed
+    assert_one_line_error(run("search", "x", "--index-dir", idx, "--pipeline", tmp_path / "nope.yaml"),
+                          "pipeline file not found")
+
+
+@pytest.mark.parametrize("type_name", ["components.nope.Missing", "os.system"])
+def test_unknown_or_disallowed_component_is_one_line(indexed, tmp_path, type_name):
+    _, idx = indexed
+    bad = tmp_path / "unknown.yaml"
+    bad.write_text(f"components:\n  x:\n    type: {type_name}\n    init_parameters: {{}}\nconnections: []\n")
+    assert_one_line_error(run("search", "x", "--index-dir", idx, "--pipeline", bad), "cannot build pipeline")
+
+
+def test_index_of_missing_directory_is_one_line(tmp_path):
+    assert_one_line_error(run("index", tmp_path / "nope"), "not a directory")
+
+
+def test_search_prints_ranked_sources_with_line_ranges(indexed):
+    _, idx = indexed
+    result = run("search", "Gemma2DecoderLayer.forward", "-k", "3", "--index-dir", idx)
+    assert result.exit_code == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("pkg/trainer.py:") and "Gemma2DecoderLayer.forward" in first
+
+
+def test_search_json_uses_the_search_results_format(indexed):
+    repo, idx = indexed
+    result = run("search", "install with pip", "-k", "2", "--json", "--index-dir", idx)
+    data = json.loads(result.stdout)
+    assert data["k"] == 2
+    sources = data["search_results"][0]["retrieved_sources"]
+    for s in sources:
+        text = (repo / s["file_path"]).read_text()
+        assert 0 <= s["first_character_index"] < s["last_character_index"] <= len(text)
+
+
+def test_search_file_writes_results_for_every_question(indexed, gold, tmp_path):
+    _, idx = indexed
+    out = tmp_path / "results.json"
+    result = run("search-file", gold, "--out", out, "-k", "5", "--index-dir", idx)
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert [r["question_id"] for r in data["search_results"]] == ["q1", "q2"]
+    assert data["search_results"][0]["retrieved_sources"][0]["file_path"].startswith("data/raw/sample/")
+
+
+def test_compare_prints_one_row_per_pipeline(indexed, gold, tmp_path):
+    _, idx = indexed
+    report = tmp_path / "report.json"
+    result = run("compare", gold, "--index-dir", idx, "--json", report)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(report.read_text())
+    names = [r["pipeline"] for r in rows]
+    assert names[:4] == ["query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml"]
+    full = rows[0]
+    assert full["recall"]["10"] == 1.0 or full["recall"][10] == 1.0
+    for name in names:
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize("content,fragment", [("not json", "JSON"), ('{"x": 1}', "rag_questions"),
+                                              ('{"rag_questions": [{"question": "q"}]}', "question_id")])
+def test_bad_gold_file_is_one_line(indexed, tmp_path, content, fragment):
+    _, idx = indexed
+    bad = tmp_path / "gold.json"
+    bad.write_text(content)
+    assert_one_line_error(run("eval", bad, "--index-dir", idx), fragment)
+
+
+def test_help_is_fast_and_does_not_import_haystack():
+    t0 = time.perf_counter()
+    code = ("import sys; from app.cli import main; sys.argv=['codeground', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'haystack' not in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code],
+                          cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "search" in proc.stdout and "index" in proc.stdout
+    assert time.perf_counter() - t0 < 5

@@ -1,0 +1,155 @@
+"""The query engine over a real index of the sample repository, with the fake Ollama server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from app.errors import CodegroundError
+from app.index_dir import IndexDir
+from app.indexing import run_index
+from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from app.query import QueryEngine
+from tests.conftest import make_sample_repo
+
+QUERY = PIPELINES_DIR / "query.yaml"
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("query")
+    repo = make_sample_repo(base / "repo")
+    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
+    return base / "idx"
+
+
+@pytest.fixture(scope="module")
+def engine(index_dir) -> QueryEngine:
+    return QueryEngine(index_dir, QUERY)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_search_finds_the_named_method_first(engine):
+    result = engine.search("What does Gemma2DecoderLayer.forward return?", k=5)
+    assert result.documents[0].meta["symbol"] == "Gemma2DecoderLayer.forward"
+    assert len(result.documents) <= 5
+
+
+def test_missing_reranker_model_keeps_fused_order_and_says_so(engine):
+    result = engine.search("how do I fit a trainer", k=10)
+    assert any(n.startswith("reranking unavailable:") for n in result.notices)
+    scores = [d.score for d in result.documents]
+    assert all(s is not None and s > 0 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize("variant", ["query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml"])
+def test_every_variant_searches_the_same_index(index_dir, variant):
+    result = QueryEngine(index_dir, PIPELINES_DIR / variant).search("trust_remote_code", k=3)
+    assert result.documents
+    assert all("file_path" in d.meta for d in result.documents)
+
+
+def test_streamed_answer_arrives_token_by_token_with_cited_files(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply="Call `Trainer.fit` with your data (see pkg/trainer.py:33-35).",
+                          token_delay=0.01)
+    tokens: list[tuple[float, str]] = []
+    result = QueryEngine(index_dir, QUERY).answer(
+        "How do I fit a Trainer?", on_token=lambda t: tokens.append((time.perf_counter(), t)))
+    assert result.answer == "Call `Trainer.fit` with your data (see pkg/trainer.py:33-35)."
+    assert len(tokens) > 3 and "".join(t for _, t in tokens) == result.answer
+    assert tokens[-1][0] > tokens[0][0]
+    assert result.cited_files and all(f in {"pkg/trainer.py", "docs/guide.md", "docs/concepts.rst",
+                                            "notebooks/tour.ipynb", "pkg/__init__.py", "NOTES.txt"}
+                                      for f in result.cited_files)
+    chat = [r for r in fake_ollama.requests if r.path == "/api/chat"][-1].body
+    assert chat["model"] == "qwen2.5-coder:7b" and chat["options"]["num_ctx"] == 8192
+    system, user = chat["messages"][0], chat["messages"][1]
+    assert system["role"] == "system" and "Grounding contract" in system["content"]
+    assert "excerpt 1" not in user["content"].lower()
+    assert "### pkg/trainer.py:" in user["content"]
+
+
+def test_repository_text_reaches_the_model_only_inside_user_material(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    QueryEngine(index_dir, QUERY).answer("Release notes")
+    chat = [r for r in fake_ollama.requests if r.path == "/api/chat"][-1].body
+    roles = [m["role"] for m in chat["messages"]]
+    assert roles == ["system", "user"]
+    assert "Release notes for the sample" not in chat["messages"][0]["content"]
+
+
+def test_ollama_down_gives_sources_and_one_actionable_line_quickly(index_dir, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
+    engine = QueryEngine(index_dir, QUERY)
+    engine.warm_up(with_answer=True)
+    t0 = time.perf_counter()
+    result = engine.answer("How do I fit a Trainer?")
+    assert time.perf_counter() - t0 < 2.0
+    assert result.answer is None and result.documents
+    assert any("ollama serve" in n for n in result.notices)
+
+
+def test_missing_model_says_how_to_pull_it(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(models={"other:latest"})
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?")
+    assert result.answer is None and result.documents
+    assert any("ollama pull qwen2.5-coder:7b" in n for n in result.notices)
+
+
+def test_follow_up_is_rewritten_and_reported(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+
+    def reply(req):
+        system = req["messages"][0]["content"]
+        rewriting = "standalone search query" in system
+        return "What arguments does Trainer.fit take?" if rewriting else "It takes data."
+
+    fake_ollama.configure(reply=reply)
+    from haystack.dataclasses import ChatMessage
+
+    history = [ChatMessage.from_user("What does Trainer.fit do?"), ChatMessage.from_assistant("It trains.")]
+    result = QueryEngine(index_dir, QUERY).search("What arguments does it take?", history=history)
+    assert result.query == "What arguments does Trainer.fit take?"
+    assert "searched for: What arguments does Trainer.fit take?" in result.notices
+
+
+def test_missing_index_is_a_one_line_error(tmp_path):
+    with pytest.raises(CodegroundError, match="no index in") as err:
+        QueryEngine(tmp_path / "nothing", QUERY)
+    assert "\n" not in str(err.value)
+
+
+def test_stale_index_is_refused(tmp_path):
+    repo = make_sample_repo(tmp_path / "repo")
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    bm25 = IndexDir(tmp_path / "idx").current() / "bm25.json"
+    data = json.loads(bm25.read_text())
+    data["documents"] = data["documents"][1:]
+    bm25.write_text(json.dumps(data))
+    with pytest.raises(CodegroundError, match="stale index"):
+        QueryEngine(tmp_path / "idx", PIPELINES_DIR / "bm25.yaml").search("trainer")
+
+
+def test_index_built_with_another_embedder_is_refused(index_dir, tmp_path):
+    other = tmp_path / "other.yaml"
+    other.write_text(QUERY.read_text().replace("model: sentence-transformers/all-MiniLM-L6-v2",
+                                               "model: sentence-transformers/other-model"))
+    with pytest.raises(CodegroundError, match="embedder"):
+        QueryEngine(index_dir, other)
+
+
+def test_empty_question_is_refused(engine):
+    with pytest.raises(CodegroundError, match="empty"):
+        engine.search("   ")

@@ -168,7 +168,7 @@ class QueryEngine:
     def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
         """Retrieval only: ranked sources and notices."""
         t0 = time.perf_counter()
-        out = self._run(self.search_pipeline, question, history, {})
+        out = self._run(self.search_pipeline, question, history, {"reseat": {"top_k": k}})
         docs = self._final_documents(out, self.search_pipeline)[:k]
         return QueryResult(
             question=question,

@@ -27,26 +27,32 @@ class SymbolReseater:
     def __init__(self, *, max_reseat: int = 2, top_k: int | None = None) -> None:
         """
         :param max_reseat: the most symbol hits put back.
-        :param top_k: cut the list to this length before re-seating (``None``: keep its length).
+        :param top_k: the result's length: the list is cut to it before re-seating (``None``: keep its
+            length). A run may pass its own ``top_k`` (a search asking for 10 sources).
         """
         self.max_reseat = max_reseat
         self.top_k = top_k
 
     @component.output_types(documents=list[Document])
     def run(
-        self, documents: list[Document], symbol_documents: list[Document] | None = None
+        self,
+        documents: list[Document],
+        symbol_documents: list[Document] | None = None,
+        top_k: int | None = None,
     ) -> dict[str, Any]:
-        """The final list with demoted symbol hits swapped back in."""
-        result = list(documents[: self.top_k] if self.top_k is not None else documents)
+        """The final list, cut to ``top_k`` (the run's value first), with demoted symbol hits put back."""
+        limit = top_k if top_k is not None else self.top_k
+        result = list(documents[:limit] if limit is not None else documents)
         symbol_ids = {d.id for d in symbol_documents or []}
         present = {d.id for d in result}
         missing = [d for d in symbol_documents or [] if d.id not in present][: self.max_reseat]
-        slot = len(result) - 1
-        for hit in missing:
-            while slot >= 0 and result[slot].id in symbol_ids:
-                slot -= 1
-            if slot < 0:
+        slots: list[int] = []
+        for i in range(len(result) - 1, -1, -1):
+            if len(slots) == len(missing):
                 break
+            if result[i].id not in symbol_ids:
+                slots.append(i)
+        # the first hit found takes the highest of the freed seats
+        for hit, slot in zip(missing, sorted(slots), strict=False):
             result[slot] = hit
-            slot -= 1
         return {"documents": result}

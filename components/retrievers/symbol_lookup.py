@@ -99,7 +99,7 @@ class SymbolRetriever:
     def run(self, query: str) -> dict[str, list[Document]]:
         """Records whose symbols the query names, best first."""
         self.warm_up()
-        quoted = {m.strip() for m in _BACKTICKED.findall(query)}
+        quoted = {t for m in _BACKTICKED.findall(query) for t in identifier_candidates(m)}
         exact: list[str] = []
         partial: list[str] = []
         for token in identifier_candidates(query):

@@ -88,7 +88,7 @@ class FollowUpRewriter:
         ]
         try:
             self.warm_up()
-            replies = self._inner.run(messages=messages)["replies"]
+            replies = self._inner.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
             raw = (replies[0].text or "") if replies else ""
         except Exception as exc:  # noqa: BLE001
             return self._as_typed(question, f"the rewrite model failed ({one_line(exc)})")

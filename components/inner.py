@@ -38,3 +38,36 @@ def one_line(exc: BaseException) -> str:
     """An exception as one short line: ``Type: first line of the message``."""
     text = " ".join(str(exc).split())
     return f"{exc.__class__.__name__}: {text[:200]}" if text else exc.__class__.__name__
+
+
+class LazyComponent:
+    """A stock component built and warmed up on first use; a failure is remembered, not raised early.
+
+    Used by the guarding components: pipeline ``warm_up`` must not fail because an optional piece
+    (a reranker model, an LLM client without credentials) cannot be built; the failure is reported
+    by the component at run time as a notice.
+    """
+
+    def __init__(self, spec: Any, name: str) -> None:
+        self.spec = spec
+        self.name = name
+        self.instance: Any = None
+        self.error: BaseException | None = None
+
+    def warm_up(self) -> bool:
+        """Build once; True when the component is usable."""
+        if self.instance is None and self.error is None:
+            try:
+                instance = build_inner(self.spec, self.name)
+                if hasattr(instance, "warm_up"):
+                    instance.warm_up()
+                self.instance = instance
+            except Exception as exc:  # noqa: BLE001 - kept and reported by the caller
+                self.error = exc
+        return self.instance is not None
+
+    def get(self) -> Any:
+        """The component, or the exception that prevented building it."""
+        if not self.warm_up():
+            raise self.error  # type: ignore[misc]
+        return self.instance

@@ -10,6 +10,16 @@ It speaks the parts of Ollama's REST API that ``ollama-haystack`` (``OllamaChatG
 - ``POST /api/embed``: deterministic, L2-normalised vectors from a hash of each text.
 - ``GET /api/tags``, ``POST /api/show``, ``GET /api/ps``, ``GET /api/version``, ``GET``/``HEAD /``.
 - Unknown model: HTTP 404 ``{"error": "model \\"NAME\\" not found, try pulling it first"}``.
+- Ollama's OpenAI-compatible endpoint, as the ``openai`` client (and Haystack's ``OpenAIChatGenerator``
+  with ``api_base_url=f"{fake.url}/v1"``) uses it: ``POST /v1/chat/completions`` answers one
+  ``chat.completion`` object, or, with ``"stream": true`` (the default here is false, as in the OpenAI
+  API), ``text/event-stream`` events ``data: {chat.completion.chunk}`` per token (every delta carries
+  ``role: "assistant"``, as Ollama's do), a final chunk with ``finish_reason: "stop"``, a usage chunk with
+  empty ``choices`` when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
+  ``GET /v1/models`` lists ``models`` and ``GET /v1/models/NAME`` shows one. Errors there take the
+  OpenAI shape Ollama uses: ``{"error": {"message", "type", "param", "code"}}`` with ``type``
+  ``invalid_request_error`` (400), ``not_found_error`` (404) or ``api_error`` (anything else). The
+  client's ``Authorization: Bearer KEY`` header is recorded (``RecordedRequest.bearer_token``).
 
 Behaviour knobs are plain attributes (or ``configure(**knobs)`` to change several at once); each request
 takes a consistent snapshot of them when it arrives, so they may be changed between requests from the
@@ -28,6 +38,7 @@ or the ``fake_ollama`` pytest fixture defined here (import it into a test module
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -48,6 +59,7 @@ __all__ = [
     "DEFAULT_REPLY",
     "FakeOllama",
     "RecordedRequest",
+    "content_text",
     "fake_ollama",
     "last_user_text",
     "tokenize",
@@ -78,11 +90,26 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text)
 
 
+def content_text(content: Any) -> str:
+    """A message's ``content`` as text: a string as is, OpenAI content parts (``[{"type": "text",
+    "text": ...}, ...]``) joined, anything else empty."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text") or "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
 def last_user_text(request: dict[str, Any]) -> str:
-    """The last user message of a ``/api/chat`` body, or the ``prompt`` of a ``/api/generate`` body."""
+    """The last user message of a ``/api/chat`` or ``/v1/chat/completions`` body, or the ``prompt`` of a
+    ``/api/generate`` body."""
     for message in reversed(request.get("messages") or []):
-        if message.get("role") == "user":
-            return message.get("content") or ""
+        if isinstance(message, dict) and message.get("role") == "user":
+            return content_text(message.get("content"))
     return request.get("prompt") or ""
 
 
@@ -100,7 +127,7 @@ def _now() -> str:
 
 
 def _count_tokens(body: dict[str, Any]) -> int:
-    texts = [m.get("content") or "" for m in body.get("messages") or [] if isinstance(m, dict)]
+    texts = [content_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)]
     texts += [body.get("prompt") or "", body.get("system") or ""]
     return sum(len(tokenize(t)) for t in texts)
 
@@ -128,6 +155,12 @@ class RecordedRequest:
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
     time: float = 0.0  # time.monotonic() on arrival
+
+    @property
+    def bearer_token(self) -> str | None:
+        """The key of an ``Authorization: Bearer KEY`` header (as the ``openai`` client sends it), or None."""
+        scheme, _, token = (self.headers.get("authorization") or "").partition(" ")
+        return token.strip() if scheme.lower() == "bearer" else None
 
 
 class _Aborted(Exception):
@@ -221,18 +254,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _error(self, status: int, message: str) -> None:
+        if getattr(self, "_openai", False):
+            return self._send_json(status, _openai_error(status, message))
         self._send_json(status, {"error": message})
 
-    def _start_stream(self) -> None:
+    def _start_stream(self, content_type: str = "application/x-ndjson") -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Content-Type", content_type)
+        if content_type == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
-    def _stream_line(self, obj: dict[str, Any]) -> None:
-        data = json.dumps(obj).encode() + b"\n"
+    def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+
+    def _stream_line(self, obj: dict[str, Any]) -> None:
+        self._write_chunk(json.dumps(obj).encode() + b"\n")
+
+    def _stream_event(self, obj: dict[str, Any] | str) -> None:
+        """One server-sent event, ``data: JSON\\n\\n`` (or ``data: [DONE]\\n\\n`` for a string)."""
+        payload = obj if isinstance(obj, str) else json.dumps(obj)
+        self._write_chunk(f"data: {payload}\n\n".encode())
 
     def _end_stream(self) -> None:
         self.wfile.write(b"0\r\n\r\n")
@@ -272,17 +316,21 @@ class _Handler(BaseHTTPRequestHandler):
         _, body, valid = self._read_body()
         path = self.path.split("?", 1)[0]
         self.fake._record(self.command, path, body, self.headers)
+        self._openai = path.startswith("/v1/")
         try:
             if path == "/" and self.command == "GET":
                 return self._send_text(200, "Ollama is running")
-            knobs = self.fake._snapshot(api=path.startswith("/api/"))
-            if path.startswith("/api/"):
+            api = path.startswith(("/api/", "/v1/"))
+            knobs = self.fake._snapshot(api=api)
+            if api:
                 self._wait(knobs["hang_seconds"])
                 if knobs["status_code"] is not None:
                     return self._error(knobs["status_code"], knobs["error_message"])
             if not valid or (body is not None and not isinstance(body, dict)):
                 return self._error(400, "invalid character in request body")
             route = _ROUTES.get((self.command, path))
+            if route is None and self.command == "GET" and path.startswith("/v1/models/"):
+                route = _Handler._openai_model
             if route is None:
                 return self._send_text(404, "404 page not found")
             route(self, body or {}, knobs)
@@ -303,6 +351,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f'model "{name}" not found, try pulling it first')
             return None
         return name
+
+    def _installed(self, name: str, knobs: dict[str, Any]) -> bool:
+        models = knobs["models"]
+        return models is None or _normalize_model(name) in {_normalize_model(m) for m in models}
 
     def _reply_text(self, body: dict[str, Any], knobs: dict[str, Any]) -> str | None:
         reply = knobs["reply"]
@@ -449,6 +501,92 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    # ------------------------------------------------------ OpenAI-compatible endpoints (/v1)
+    def _openai_chat(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
+        if not body.get("model"):
+            return self._error(400, "model is required")
+        if not isinstance(body.get("messages"), list):
+            return self._error(400, "invalid message format")
+        model = self._check_model(body, knobs)
+        if model is None:
+            return
+        text = self._reply_text(body, knobs)
+        if text is None:
+            return
+        tokens = tokenize(text)
+        cut = knobs["cut_after_tokens"]
+        ident = f"chatcmpl-{next(_COMPLETION_IDS)}"
+        created = int(time.time())
+
+        def usage() -> dict[str, int]:
+            prompt = _count_tokens(body)
+            done = len(tokens)
+            return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
+
+        def envelope(obj: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+            return {
+                "id": ident,
+                "object": obj,
+                "created": created,
+                "model": model,
+                "system_fingerprint": "fp_ollama",
+                "choices": choices,
+            }
+
+        if not body.get("stream", False):
+            if cut is not None:
+                raise _Aborted  # server died before answering: no response at all
+            for _ in tokens:
+                self._wait(knobs["token_delay"])
+            if knobs["stream_error"] is not None:
+                return self._error(500, knobs["stream_error"])
+            message = {"role": "assistant", "content": text}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            return self._send_json(200, {**envelope("chat.completion", [choice]), "usage": usage()})
+
+        def chunk(content: str, finish_reason: str | None) -> dict[str, Any]:
+            delta = {"role": "assistant", "content": content}
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+            return envelope("chat.completion.chunk", [choice])
+
+        self._start_stream("text/event-stream")
+        for token in tokens if cut is None else tokens[:cut]:
+            self._wait(knobs["token_delay"])
+            self._stream_event(chunk(token, None))
+        if knobs["stream_error"] is not None:
+            # An error after the stream started: an error event, which the openai client raises as APIError.
+            self._stream_event(_openai_error(500, knobs["stream_error"]))
+            return self._end_stream()
+        if cut is not None:
+            raise _Aborted
+        self._stream_event(chunk("", "stop"))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            self._stream_event({**envelope("chat.completion.chunk", []), "usage": usage()})
+        self._stream_event("[DONE]")
+        self._end_stream()
+
+    def _openai_model_entry(self, name: str) -> dict[str, Any]:
+        namespace = name.rsplit("/", 1)[0] if "/" in name else "library"
+        return {"id": name, "object": "model", "created": 1735689600, "owned_by": namespace}
+
+    def _openai_models(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
+        models = sorted(_normalize_model(m) for m in knobs["models"] or ())
+        self._send_json(200, {"object": "list", "data": [self._openai_model_entry(m) for m in models]})
+
+    def _openai_model(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
+        name = self.path.split("?", 1)[0][len("/v1/models/") :]
+        if not self._installed(name, knobs):
+            return self._error(404, f'model "{name}" not found')
+        self._send_json(200, self._openai_model_entry(name))
+
+
+def _openai_error(status: int, message: str) -> dict[str, Any]:
+    """Ollama's OpenAI-compatible error body."""
+    kind = {400: "invalid_request_error", 404: "not_found_error"}.get(status, "api_error")
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+_COMPLETION_IDS = itertools.count(1)
 
 _DETAILS = {
     "parent_model": "",
@@ -467,6 +605,8 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict[str, Any], dict[str, Any
     ("GET", "/api/tags"): _Handler._tags,
     ("GET", "/api/ps"): _Handler._ps,
     ("GET", "/api/version"): _Handler._version,
+    ("POST", "/v1/chat/completions"): _Handler._openai_chat,
+    ("GET", "/v1/models"): _Handler._openai_models,
 }
 
 
@@ -479,15 +619,17 @@ class FakeOllama:
       Names without a tag match ``:latest``, as in Ollama. Anything else gets a 404.
     - ``reply``: the answer text, or a callable ``(request_json) -> str`` (see ``last_user_text``).
     - ``token_delay``: seconds to wait before each streamed token (and per token when not streaming).
-    - ``hang_seconds``: seconds to wait before answering any ``/api/`` request (for client timeouts).
+    - ``hang_seconds``: seconds to wait before answering any ``/api/`` or ``/v1/`` request (for client
+      timeouts).
     - ``cut_after_tokens``: drop the connection after this many streamed tokens, with no final ``done``
       object and no terminating chunk (non-streaming: drop it without any response).
     - ``stream_error``: after the tokens (all, or ``cut_after_tokens`` of them), send an
       ``{"error": ...}`` line instead of the final object, as Ollama does when a runner fails mid-stream
-      (non-streaming: HTTP 500 with that error).
-    - ``status_code`` / ``error_message``: answer every ``/api/`` request with this status and
-      ``{"error": error_message}``; ``status_code_times``: only for the next N such requests, after which
-      ``status_code`` resets to ``None`` (``None``: every request).
+      (``/v1``: a ``data: {"error": {...}}`` event and no ``[DONE]``; non-streaming: HTTP 500 with that
+      error).
+    - ``status_code`` / ``error_message``: answer every ``/api/`` and ``/v1/`` request with this status and
+      ``{"error": error_message}`` (``/v1``: the OpenAI error shape); ``status_code_times``: only for the
+      next N such requests, after which ``status_code`` resets to ``None`` (``None``: every request).
     - ``embedding_dim``: vector length for ``/api/embed`` (a request's ``dimensions`` overrides it);
       ``embedding``: optional callable ``(text) -> list[float]`` replacing the hash vectors.
 

@@ -47,13 +47,17 @@ class OversizeSplitter:
     ```
     """
 
-    def __init__(self, *, max_chars: int = 2000) -> None:
+    def __init__(self, *, max_chars: int = 2000, max_chars_by_type: dict[str, int] | None = None) -> None:
         """
         :param max_chars: largest content a record may keep; longer ones are cut.
+        :param max_chars_by_type: a smaller cap for some source types, e.g. ``{"impl": 1000}``: a
+            citation of code should point at the lines that matter, not a whole long function.
         """
-        if max_chars < 1:
-            raise ValueError("max_chars must be positive")
+        caps = [max_chars, *(max_chars_by_type or {}).values()]
+        if any(c < 1 for c in caps):
+            raise ValueError("caps must be positive")
         self.max_chars = max_chars
+        self.max_chars_by_type = dict(max_chars_by_type or {})
 
     @component.output_types(documents=list[Document])
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
@@ -61,10 +65,11 @@ class OversizeSplitter:
         out: list[Document] = []
         for doc in documents:
             content = doc.content or ""
-            if len(content) <= self.max_chars:
+            cap = self.max_chars_by_type.get(doc.meta.get("source_type"), self.max_chars)
+            if len(content) <= cap:
                 out.append(doc)
                 continue
-            spans = self._merge_blank(content, split_on_lines(content, self.max_chars))
+            spans = self._merge_blank(content, split_on_lines(content, cap))
             for i, (a, b) in enumerate(spans):
                 out.append(self._piece(doc, content, a, b, i, len(spans)))
         return {"documents": out}

@@ -10,6 +10,9 @@ Rules (DESIGN.md):
   docstring (decorators included), and its whole implementation is carried as meta ``impl``
   (capped at ``max_impl_chars``). An undocumented symbol becomes type ``impl``: its content is its
   code.
+- With ``body_records`` (default), the code after a docstring is also a searchable ``impl`` record
+  of the same symbol (meta ``body_of`` = the api record's id), so a question about a line deep in
+  a documented function can cite that line; the api record still carries the whole ``impl``.
 - A class's own record covers the class statement up to its first method or nested class (its
   attributes); the methods are their own records, so no text is indexed twice.
 - Module-level code between definitions (module docstring, constants, ``if __name__ …``) becomes
@@ -87,13 +90,17 @@ class PythonAstChunker:
     ```
     """
 
-    def __init__(self, *, max_impl_chars: int = 12_000, module_records: bool = True) -> None:
+    def __init__(
+        self, *, max_impl_chars: int = 12_000, module_records: bool = True, body_records: bool = True
+    ) -> None:
         """
         :param max_impl_chars: cap on the implementation carried in meta ``impl`` of ``api`` records.
         :param module_records: also emit module-level code between definitions as ``module`` records.
+        :param body_records: also emit the code after a docstring as ``impl`` records of the same symbol.
         """
         self.max_impl_chars = max_impl_chars
         self.module_records = module_records
+        self.body_records = body_records
 
     @component.output_types(documents=list[Document], failed=list[list[str]])
     def run(self, sources: list[Source]) -> dict[str, list]:
@@ -172,17 +179,33 @@ class PythonAstChunker:
                 "impl_start_line": first_line,
                 "impl_end_line": offsets.line_of(max(own_end - 1, start)),
             }
-            out.append(
-                make_record(
-                    text=text,
-                    file_path=file_path,
-                    symbol=symbol,
-                    source_type="api",
-                    start_char=start,
-                    end_char=end,
-                    extra_meta=meta,
-                )
+            api = make_record(
+                text=text,
+                file_path=file_path,
+                symbol=symbol,
+                source_type="api",
+                start_char=start,
+                end_char=end,
+                extra_meta=meta,
             )
+            out.append(api)
+            body_start = (
+                offsets.line_start(doc_node.end_lineno + 1)
+                if doc_node.end_lineno < len(offsets.line_starts)
+                else own_end
+            )
+            if self.body_records and body_start < own_end and text[body_start:own_end].strip():
+                out.append(
+                    make_record(
+                        text=text,
+                        file_path=file_path,
+                        symbol=symbol,
+                        source_type="impl",
+                        start_char=body_start,
+                        end_char=own_end,
+                        extra_meta={"body_of": api.id},
+                    )
+                )
         else:
             out.append(
                 make_record(

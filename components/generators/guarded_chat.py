@@ -8,12 +8,14 @@ from typing import Any
 from haystack import component
 from haystack.dataclasses import ChatMessage
 
-from components.inner import build_inner, init_parameters, one_line
+from components.inner import LazyComponent, init_parameters, one_line
 
 logger = logging.getLogger(__name__)
 
 
-def explain_llm_failure(exc: BaseException, *, url: str | None, model: str | None) -> str:
+def explain_llm_failure(
+    exc: BaseException, *, url: str | None, model: str | None, openai_compatible: bool = False
+) -> str:
     """One line telling the user what failed and what to do about it."""
     name = exc.__class__.__name__
     text = str(exc)
@@ -30,6 +32,10 @@ def explain_llm_failure(exc: BaseException, *, url: str | None, model: str | Non
         )
     if "RemoteProtocol" in name or "incomplete" in text.lower():
         return f"the LLM server at {where} closed the answer stream mid-answer; ask again"
+    if openai_compatible and (
+        isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower()
+    ):
+        return f"cannot reach the OpenAI-compatible endpoint at {where}: check CODEGROUND_OPENAI_BASE_URL"
     if isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower():
         return (
             f"cannot reach the LLM server at {where}: start it with `ollama serve` "
@@ -67,14 +73,11 @@ class GuardedChatGenerator:
         :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
         """
         self.generator = generator
-        self._inner = None
+        self._inner = LazyComponent(generator, "generator")
 
     def warm_up(self) -> None:
-        """Build the stock generator (no network: Ollama is contacted at the first answer)."""
-        if self._inner is None:
-            self._inner = build_inner(self.generator, "generator")
-            if hasattr(self._inner, "warm_up"):
-                self._inner.warm_up()
+        """Build the stock generator (no network yet); a failure is reported by ``run``."""
+        self._inner.warm_up()
 
     def _describe(self) -> tuple[str | None, str | None]:
         params = init_parameters(self.generator)
@@ -85,12 +88,18 @@ class GuardedChatGenerator:
         """The generator's replies, or no reply and a notice explaining the failure."""
         url, model = self._describe()
         try:
-            self.warm_up()
+            generator = self._inner.get()
             kwargs: dict[str, Any] = {"messages": messages}
             if streaming_callback is not None:
                 kwargs["streaming_callback"] = streaming_callback
-            replies = self._inner.run(**kwargs)["replies"]
+            replies = generator.run(**kwargs)["replies"]
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none crashes the answer
             logger.info("LLM call failed: %s", one_line(exc))
-            return {"replies": [], "notices": [explain_llm_failure(exc, url=url, model=model)]}
+            openai = "openai" in type(
+                self._inner.instance or self.generator
+            ).__name__.lower() or "openai" in str(
+                self.generator.get("type", "") if isinstance(self.generator, dict) else ""
+            )
+            notice = explain_llm_failure(exc, url=url, model=model, openai_compatible=openai)
+            return {"replies": [], "notices": [notice]}
         return {"replies": replies, "notices": []}

@@ -10,7 +10,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from components.inner import build_inner, init_parameters, one_line
+from components.inner import LazyComponent, init_parameters, one_line
 
 logger = logging.getLogger(__name__)
 
@@ -63,28 +63,19 @@ class FallbackRanker:
         self.ranker = ranker or DEFAULT_RANKER
         self.max_chars = max_chars
         self.timeout_s = timeout_s
-        self._inner = None
-        self._load_error: str | None = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._inner = LazyComponent(self.ranker, "ranker")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeground-rerank")
 
     def warm_up(self) -> None:
         """Load the stock ranker's model once; a failure is remembered and reported per query."""
-        if self._inner is not None or self._load_error is not None:
-            return
-        try:
-            inner = build_inner(self.ranker, "ranker")
-            if hasattr(inner, "warm_up"):
-                inner.warm_up()
-            self._inner = inner
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeground-rerank")
-        except Exception as exc:  # noqa: BLE001 - any load failure means "no opinion"
-            reason = one_line(exc)
-            if "connect" in reason.lower() or "offline" in reason.lower():
-                reason = (
-                    "not downloaded and no network; fetch it once online or point the YAML at a local copy"
-                )
-            self._load_error = f"model {self._model_name()!r} could not be loaded ({reason[:160]})"
-            logger.info("reranker unavailable: %s", self._load_error)
+        if not self._inner.warm_up():
+            logger.info("reranker unavailable: %s", self._load_error())
+
+    def _load_error(self) -> str:
+        reason = one_line(self._inner.error) if self._inner.error else "ranker not loaded"
+        if "connect" in reason.lower() or "offline" in reason.lower():
+            reason = "not downloaded and no network; fetch it once online or point the YAML at a local copy"
+        return f"model {self._model_name()!r} could not be loaded ({reason[:160]})"
 
     def _model_name(self) -> str:
         return str(init_parameters(self.ranker).get("model", type(self.ranker).__name__))
@@ -94,15 +85,15 @@ class FallbackRanker:
         """Rerank ``documents`` for ``query``, or return them unchanged with a notice."""
         if not documents:
             return {"documents": [], "reranked": False, "notices": []}
-        self.warm_up()
-        if self._inner is None:
-            return self._no_opinion(documents, self._load_error or "ranker not loaded")
+        if not self._inner.warm_up():
+            return self._no_opinion(documents, self._load_error())
         trimmed = [replace(d, content=(d.content or "")[: self.max_chars]) for d in documents]
         kwargs: dict[str, Any] = {"query": query, "documents": trimmed}
         if top_k is not None:
             kwargs["top_k"] = top_k
         try:
-            ranked = self._pool.submit(self._inner.run, **kwargs).result(timeout=self.timeout_s)["documents"]
+            future = self._pool.submit(self._inner.instance.run, **kwargs)
+            ranked = future.result(timeout=self.timeout_s)["documents"]
         except FutureTimeout:
             return self._no_opinion(documents, f"no answer within {self.timeout_s:g} s")
         except Exception as exc:  # noqa: BLE001

@@ -10,7 +10,7 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from components.identifiers import identifier_candidates
-from components.inner import build_inner, one_line
+from components.inner import LazyComponent, one_line
 from components.retrievers.symbol_lookup import looks_like_code
 
 logger = logging.getLogger(__name__)
@@ -63,14 +63,11 @@ class FollowUpRewriter:
         self.generator = generator
         self.max_chars = max_chars
         self.max_history_messages = max_history_messages
-        self._inner = None
+        self._inner = LazyComponent(generator, "rewriter")
 
     def warm_up(self) -> None:
-        """Build the stock generator (no network until the first rewrite)."""
-        if self._inner is None:
-            self._inner = build_inner(self.generator, "rewriter")
-            if hasattr(self._inner, "warm_up"):
-                self._inner.warm_up()
+        """Build the stock generator (no network yet); a failure is reported by ``run``."""
+        self._inner.warm_up()
 
     @component.output_types(query=str, rewritten=bool, notices=list[str])
     def run(self, question: str, history: list[ChatMessage] | None = None) -> dict[str, Any]:
@@ -87,8 +84,8 @@ class FollowUpRewriter:
             ),
         ]
         try:
-            self.warm_up()
-            replies = self._inner.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
+            generator = self._inner.get()
+            replies = generator.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
             raw = (replies[0].text or "") if replies else ""
         except Exception as exc:  # noqa: BLE001
             return self._as_typed(question, f"the rewrite model failed ({one_line(exc)})")

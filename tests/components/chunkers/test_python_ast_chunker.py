@@ -12,14 +12,24 @@ def chunk(text: str, path: str = "pkg/mod.py", **kwargs):
 def sample_records():
     text = (SAMPLE_REPO / "pkg" / "trainer.py").read_text(encoding="utf-8")
     docs = chunk(text, "pkg/trainer.py")
-    return text, {d.meta["symbol"]: d for d in docs if d.meta["source_type"] != "module"}
+    return text, {
+        d.meta["symbol"]: d for d in docs if d.meta["source_type"] != "module" and "body_of" not in d.meta
+    }
 
 
 def test_one_record_per_class_function_and_method_with_class_method_symbols():
     _, records = sample_records()
     assert set(records) == {
-        "retry", "Trainer", "Trainer.__init__", "Trainer.fit", "Trainer._step", "Trainer._documented_private",
-        "Trainer.evaluate", "Trainer.Config", "Trainer.Config.validate", "Gemma2DecoderLayer",
+        "retry",
+        "Trainer",
+        "Trainer.__init__",
+        "Trainer.fit",
+        "Trainer._step",
+        "Trainer._documented_private",
+        "Trainer.evaluate",
+        "Trainer.Config",
+        "Trainer.Config.validate",
+        "Gemma2DecoderLayer",
         "Gemma2DecoderLayer.forward",
     }
 
@@ -47,6 +57,17 @@ def test_documented_symbol_embeds_signature_and_docstring_and_carries_impl_in_me
     assert "self._step(data)" not in fit.content  # the body is not embedded...
     assert "self._step(data)" in fit.meta["impl"]  # ...it travels as meta impl
     assert "impl" not in fit.meta["header"]
+
+
+def test_documented_symbol_body_is_its_own_impl_record_for_citation():
+    text, records = sample_records()
+    bodies = [d for d in chunk(text, "pkg/trainer.py") if "body_of" in d.meta]
+    fit_body = next(d for d in bodies if d.meta["symbol"] == "Trainer.fit")
+    assert fit_body.meta["source_type"] == "impl"
+    assert fit_body.meta["body_of"] == records["Trainer.fit"].id
+    assert "self._step(data)" in fit_body.content and '"""' not in fit_body.content
+    assert fit_body.meta["start_line"] > records["Trainer.fit"].meta["end_line"]
+    assert not [d for d in chunk(text, "pkg/trainer.py", body_records=False) if "body_of" in d.meta]
 
 
 def test_undocumented_symbol_embeds_its_code():
@@ -81,7 +102,7 @@ def test_ids_and_ranges_slice_back_to_exact_text():
     text, _ = sample_records()
     for doc in chunk(text, "pkg/trainer.py"):
         assert doc.id == f"pkg/trainer.py:{doc.meta['symbol']}:{doc.meta['start_line']}"
-        assert text[doc.meta["start_char"]: doc.meta["end_char"]] == doc.content
+        assert text[doc.meta["start_char"] : doc.meta["end_char"]] == doc.content
         assert text.count("\n", 0, doc.meta["start_char"]) + 1 == doc.meta["start_line"]
         assert text.count("\n", 0, doc.meta["end_char"] - 1) + 1 == doc.meta["end_line"]
 
@@ -90,7 +111,7 @@ def test_non_ascii_columns_map_to_str_offsets():
     text = 'x = "héllo wörld"\n\n\ndef f(a):\n    """Grüße."""\n    return "ünïcode"\n'
     docs = chunk(text)
     for doc in docs:
-        assert text[doc.meta["start_char"]: doc.meta["end_char"]] == doc.content
+        assert text[doc.meta["start_char"] : doc.meta["end_char"]] == doc.content
     assert any(d.meta["symbol"] == "f" and d.content.endswith('"""Grüße."""') for d in docs)
 
 

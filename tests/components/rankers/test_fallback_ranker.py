@@ -10,7 +10,7 @@ from haystack import Document, component
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 
-import components.rankers.fallback as fallback
+import components.inner as inner_module
 from components.rankers.fallback import FallbackRanker
 
 ST_RANKER = ("haystack_integrations.components.rankers.sentence_transformers."
@@ -94,13 +94,13 @@ def test_model_that_cannot_load_keeps_fused_order_and_scores_with_one_notice(tmp
 
 def test_load_failure_is_remembered_not_retried_per_query(tmp_path, monkeypatch):
     calls = []
-    real = fallback.build_inner
+    real = inner_module.build_inner
 
     def counting(spec, name):
         calls.append(name)
         return real(spec, name)
 
-    monkeypatch.setattr(fallback, "build_inner", counting)
+    monkeypatch.setattr(inner_module, "build_inner", counting)
     ranker = FallbackRanker(ranker=_spec(str(tmp_path / "nope")))
     for _ in range(3):
         out = ranker.run(query="add one", documents=_fused())
@@ -132,7 +132,7 @@ def test_empty_documents_give_empty_result_without_loading(monkeypatch):
     def boom(spec, name):
         raise AssertionError("must not load a model for no documents")
 
-    monkeypatch.setattr(fallback, "build_inner", boom)
+    monkeypatch.setattr(inner_module, "build_inner", boom)
     out = FallbackRanker().run(query="anything", documents=[])
     assert out == {"documents": [], "reranked": False, "notices": []}
 

@@ -10,6 +10,7 @@ Rules:
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -191,10 +192,8 @@ def run_index(
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
             )
             manifest.save(gen)
-            _close(chroma)
         except BaseException:
             # leave CURRENT untouched; the half-built generation is removed now or by the next run
-            import shutil
 
             shutil.rmtree(gen, ignore_errors=True)
             raise
@@ -232,15 +231,3 @@ def _embedding_dim(pipeline) -> int | None:
         return int(backend.model.get_embedding_dimension())
     except Exception:  # noqa: BLE001 - a custom embedder may not expose it
         return None
-
-
-def _close(store) -> None:
-    """Release Chroma's handle on the generation directory (files are already persisted)."""
-    client = getattr(store, "_client", None)
-    for closer in ("close", "reset"):
-        if closer == "close" and client is not None and hasattr(client, "close"):
-            try:
-                client.close()
-            except Exception:  # noqa: BLE001
-                pass
-            return

@@ -24,6 +24,15 @@ setup:
 index path="." *args="": setup
     {{venv}}/bin/codeground index {{path}} {{args}}
 
+# index codeground's own checkout and open the chat on it (the main job on a fresh machine)
+demo port="7860": setup
+    {{venv}}/bin/codeground index .
+    {{venv}}/bin/codeground chat --repo . --port {{port}}
+
+# start the chat on an existing index (default: this checkout's)
+chat *args="": setup
+    {{venv}}/bin/codeground chat {{args}}
+
 # run the test suite (fast; the slow real-corpus checks are in `bench`)
 test *args="": setup
     {{py}} -m pytest {{args}}

@@ -342,6 +342,33 @@ def query(
         raise typer.Exit(2)
 
 
+@cli.command()
+def chat(
+    repo: Path | None = REPO_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
+    port: int = typer.Option(7860, "--port", help="Port to serve on."),
+) -> None:
+    """Serve the chat in the browser (Gradio) over the same query pipelines."""
+    from app.pipelines import PIPELINES_DIR
+    from app.query import open_index
+
+    target = _index_dir(index_dir, repo)
+    try:
+        open_index(target)
+        from app.ui import serve
+
+        typer.echo(f"codeground chat on http://{host}:{port}  (index: {target}; Ctrl-C to stop)")
+        serve(target, pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        pass
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -46,6 +47,7 @@ class CachedTextEmbedder:
         self.cache_size = cache_size
         self._inner = None
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def warm_up(self) -> None:
         """Build and warm up the stock embedder once."""
@@ -58,13 +60,15 @@ class CachedTextEmbedder:
     @component.output_types(embedding=list[float])
     def run(self, text: str) -> dict[str, Any]:
         """The embedding of ``text``, from the memo when it was seen recently."""
-        hit = self._cache.get(text)
-        if hit is not None:
-            self._cache.move_to_end(text)
-            return {"embedding": list(hit)}
+        with self._lock:  # chat sessions share one embedder across threads
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return {"embedding": list(hit)}
         self.warm_up()
         embedding = list(self._inner.run(text=text)["embedding"])
-        self._cache[text] = embedding
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[text] = embedding
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
         return {"embedding": list(embedding)}

@@ -239,11 +239,14 @@ class RepositoryWalker:
         max_file_bytes: int = 1_000_000,
         ignore: list[str] | None = None,
         text_extensions: list[str] | None = None,
+        max_notebook_bytes: int = 20_000_000,
     ) -> None:
         """
         Create the walker.
 
         :param max_file_bytes: Files larger than this many bytes are skipped as ``too_large``.
+        :param max_notebook_bytes: The cap for ``.ipynb`` files, whose size is mostly stored outputs
+            (plots, tables) that the notebook chunker drops.
         :param ignore: Extra gitignore-style patterns, relative to the repository root. They add to
             the default exclusions and to ``.gitignore``; they cannot re-include secrets.
         :param text_extensions: Suffixes (with the dot, case-insensitive) indexed as ``text/plain``.
@@ -251,7 +254,10 @@ class RepositoryWalker:
         """
         if not isinstance(max_file_bytes, int) or max_file_bytes <= 0:
             raise ValueError(f"max_file_bytes must be a positive integer, got {max_file_bytes!r}")
+        if not isinstance(max_notebook_bytes, int) or max_notebook_bytes <= 0:
+            raise ValueError(f"max_notebook_bytes must be a positive integer, got {max_notebook_bytes!r}")
         self.max_file_bytes = max_file_bytes
+        self.max_notebook_bytes = max_notebook_bytes
         self.ignore = list(ignore) if ignore is not None else None
         self.text_extensions = list(text_extensions) if text_extensions is not None else None
 
@@ -268,6 +274,7 @@ class RepositoryWalker:
             max_file_bytes=self.max_file_bytes,
             ignore=self.ignore,
             text_extensions=self.text_extensions,
+            max_notebook_bytes=self.max_notebook_bytes,
         )
 
     @classmethod
@@ -409,10 +416,11 @@ class RepositoryWalker:
             return UNREADABLE, None
         if stat.S_ISLNK(st.st_mode):
             return SYMLINK, None  # replaced by a symlink after listing
-        if st.st_size > self.max_file_bytes:
+        cap = self.max_notebook_bytes if mime == "application/x-ipynb+json" else self.max_file_bytes
+        if st.st_size > cap:
             return TOO_LARGE, None
 
-        reason, data = self._read(entry.path)
+        reason, data = self._read(entry.path, cap)
         if data is None:
             return reason, None
         if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
@@ -426,7 +434,7 @@ class RepositoryWalker:
         meta = {"file_path": rel, "sha256": hashlib.sha256(data).hexdigest()}
         return "", ByteStream(data=data, meta=meta, mime_type=mime)
 
-    def _read(self, path: str) -> tuple[str, bytes | None]:
+    def _read(self, path: str, cap: int) -> tuple[str, bytes | None]:
         """Read a regular file without following symlinks or blocking on FIFOs; cap at the size limit."""
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         flags |= getattr(os, "O_BINARY", 0)
@@ -444,10 +452,10 @@ class RepositoryWalker:
             with os.fdopen(fd, "rb") as fh:
                 if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                     return UNREADABLE, None
-                data = fh.read(self.max_file_bytes + 1)
+                data = fh.read(cap + 1)
         except OSError as exc:
             logger.debug("cannot read %s: %s", path, exc)
             return UNREADABLE, None
-        if len(data) > self.max_file_bytes:
+        if len(data) > cap:
             return TOO_LARGE, None  # grew after stat
         return "", data

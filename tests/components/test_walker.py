@@ -503,13 +503,23 @@ def test_to_dict_round_trip() -> None:
     data = component_to_dict(walker, "walker")
     assert data == {
         "type": "components.walker.RepositoryWalker",
-        "init_parameters": {"max_file_bytes": 1234, "ignore": ["a/", "*.tmp"], "text_extensions": [".txt"]},
+        "init_parameters": {
+            "max_file_bytes": 1234,
+            "ignore": ["a/", "*.tmp"],
+            "text_extensions": [".txt"],
+            "max_notebook_bytes": 20_000_000,
+        },
     }
     restored = component_from_dict(RepositoryWalker, data, "walker")
     assert isinstance(restored, RepositoryWalker)
     assert component_to_dict(restored, "walker") == data
     defaults = component_to_dict(RepositoryWalker(), "walker")["init_parameters"]
-    assert defaults == {"max_file_bytes": 1_000_000, "ignore": None, "text_extensions": None}
+    assert defaults == {
+        "max_file_bytes": 1_000_000,
+        "ignore": None,
+        "text_extensions": None,
+        "max_notebook_bytes": 20_000_000,
+    }
 
 
 def test_component_runs_in_a_pipeline(tmp_path: Path) -> None:
@@ -520,3 +530,13 @@ def test_component_runs_in_a_pipeline(tmp_path: Path) -> None:
     pipe.add_component("walker", RepositoryWalker())
     out = pipe.run({"walker": {"root": str(tmp_path)}})
     assert [s.meta["file_path"] for s in out["walker"]["files"]] == ["main.py"]
+
+
+def test_notebooks_have_their_own_size_cap_because_outputs_are_dropped(tmp_path):
+    big_outputs = '{"cells": [], "metadata": {}, "nbformat": 4, "x": "' + "o" * 3000 + '"}'
+    (tmp_path / "nb.ipynb").write_text(big_outputs)
+    (tmp_path / "big.py").write_text("x = 1\n" * 600)
+    walker = RepositoryWalker(max_file_bytes=2000, max_notebook_bytes=10_000)
+    report = walker.run(root=str(tmp_path))["report"]
+    assert dict(map(tuple, report["skipped_files"])) == {"big.py": "too_large"}
+    assert report["indexed"] == 1

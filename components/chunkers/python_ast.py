@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import logging
 from bisect import bisect_right
+from functools import partial
 
 from haystack import Document, component
 
@@ -171,52 +172,26 @@ class PythonAstChunker:
             own_end = offsets.at(node.end_lineno, node.end_col_offset)
         impl_text = text[start:own_end]
 
+        record = partial(make_record, text=text, file_path=file_path, symbol=symbol)
         if docstring:
             doc_node = node.body[0]
-            end = offsets.at(doc_node.end_lineno, doc_node.end_col_offset)
             meta = {
                 "impl": impl_text[: self.max_impl_chars],
                 "impl_start_line": first_line,
                 "impl_end_line": offsets.line_of(max(own_end - 1, start)),
             }
-            api = make_record(
-                text=text,
-                file_path=file_path,
-                symbol=symbol,
-                source_type="api",
-                start_char=start,
-                end_char=end,
-                extra_meta=meta,
-            )
+            end = offsets.at(doc_node.end_lineno, doc_node.end_col_offset)
+            api = record(source_type="api", start_char=start, end_char=end, extra_meta=meta)
             out.append(api)
-            body_start = (
-                offsets.line_start(doc_node.end_lineno + 1)
-                if doc_node.end_lineno < len(offsets.line_starts)
-                else own_end
-            )
+            has_next_line = doc_node.end_lineno < len(offsets.line_starts)
+            body_start = offsets.line_start(doc_node.end_lineno + 1) if has_next_line else own_end
             if self.body_records and body_start < own_end and text[body_start:own_end].strip():
+                body_meta = {"body_of": api.id}
                 out.append(
-                    make_record(
-                        text=text,
-                        file_path=file_path,
-                        symbol=symbol,
-                        source_type="impl",
-                        start_char=body_start,
-                        end_char=own_end,
-                        extra_meta={"body_of": api.id},
-                    )
+                    record(source_type="impl", start_char=body_start, end_char=own_end, extra_meta=body_meta)
                 )
         else:
-            out.append(
-                make_record(
-                    text=text,
-                    file_path=file_path,
-                    symbol=symbol,
-                    source_type="impl",
-                    start_char=start,
-                    end_char=own_end,
-                )
-            )
+            out.append(record(source_type="impl", start_char=start, end_char=own_end))
 
         if is_class:
             for child in node.body:

@@ -37,6 +37,10 @@ chat *args="": setup
 test *args="": setup
     {{py}} -m pytest {{args}}
 
+# benchmark on vLLM 0.10.1 (fetched from PyPI once into ~/.cache/codeground): index, recall, latency
+bench *args="": setup
+    {{venv}}/bin/codeground bench {{args}}
+
 # lint
 lint: setup
     {{venv}}/bin/ruff check app components tests

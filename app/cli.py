@@ -369,6 +369,81 @@ def chat(
         pass
 
 
+@cli.command()
+def bench(
+    repo: Path | None = typer.Option(
+        None, "--repo", help="Corpus (default: vLLM 0.10.1 from PyPI, fetched once)."
+    ),
+    gold_dir: Path | None = typer.Option(
+        None, "--gold-dir", help="Folder with docs.json / code.json (default: ../shared/bench-data/vllm/dev)."
+    ),
+    work_dir: Path | None = typer.Option(
+        None, "--work-dir", help="Cache for the corpus, index and report (default: ~/.cache/codeground)."
+    ),
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Query YAMLs (default: every variant)."
+    ),
+    skip_index: bool = typer.Option(
+        False, "--skip-index", help="Reuse the benchmark index from a previous run."
+    ),
+) -> None:
+    """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
+    import json
+
+    from app.bench import DEFAULT_CACHE, run_bench, vllm_corpus
+    from app.eval_runner import default_variants
+    from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+
+    cache = work_dir or DEFAULT_CACHE
+    gold = gold_dir or PIPELINES_DIR.parent.parent / "shared" / "bench-data" / "vllm" / "dev"
+    try:
+        corpus = repo or vllm_corpus(cache)
+        report = run_bench(
+            corpus,
+            gold,
+            cache / "bench" / "index",
+            DEFAULT_INDEX_PIPELINE,
+            pipeline or default_variants(),
+            skip_index=skip_index,
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    out = cache / "bench" / "report.json"
+    out.write_text(json.dumps(report, indent=2))
+    _print_bench(report)
+    typer.echo(f"report: {out}")
+
+
+def _print_bench(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if "index" in report:
+        idx, inc = report["index"], report["incremental"]
+        console.print(
+            f"full index: {idx['records']} records in {idx['wall_s']} s wall, {idx['cpu_s']} s CPU, "
+            f"peak RSS {idx['peak_rss_mb']} MB; incremental (1 .py + 1 .md): "
+            f"{inc['touched']['wall_s']} s, restore: {inc['restored']['wall_s']} s"
+        )
+    for name, rows in report["retrieval"].items():
+        table = Table(title=f"{name}: recall@k (IoU > 0.05), warm retrieval latency")
+        table.add_column("pipeline", no_wrap=True)
+        for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms"):
+            table.add_column(col, justify="right")
+        for row in rows:
+            r, lat = row["recall"], row["latency"]
+            table.add_row(
+                row["pipeline"],
+                *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
+                f"{lat['p50']:.0f}",
+                f"{lat['p95']:.0f}",
+            )
+        console.print(table)
+    cold = report["cold_start"]
+    console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -1,0 +1,185 @@
+"""`codeground bench`: the repeatable speed and quality benchmark on vLLM 0.10.1 (or any corpus).
+
+One run measures, on this machine and in this order: a full index (wall, CPU, peak RSS, records by
+type), an incremental run after touching one .py and one .md file (restored afterwards), recall@k and
+warm retrieval latency per pipeline variant on the dev questions, and the cold start of a
+`codeground search` process. It writes a JSON report and returns it for the CLI to print.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from app.errors import CodegroundError
+
+VLLM_VERSION = "0.10.1"
+DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
+TOUCH_MARK = "codeground benchmark touch"
+
+
+def vllm_corpus(cache: Path) -> Path:
+    """The vLLM source tree from its PyPI sdist (recipe of shared/bench-data/vllm/README.md), fetched once."""
+    root = cache / "corpora" / "vllm" / "data" / "raw" / f"vllm-{VLLM_VERSION}"
+    if (root / "vllm").is_dir():
+        return root
+    root.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="codeground-vllm-"))
+    env = {**os.environ, "TMPDIR": str(work)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        f"vllm=={VLLM_VERSION}",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--no-build-isolation",
+        "--no-clean",
+        "-d",
+        str(work / "out"),
+    ]
+    subprocess.run(cmd, env=env, capture_output=True, text=True)  # exits 1 by design: setup.py needs torch
+    unpacked = sorted(work.glob("pip-download-*/vllm_*"))
+    if not unpacked:
+        raise CodegroundError(f"could not fetch the vLLM {VLLM_VERSION} sdist from PyPI (see {work})")
+    shutil.move(str(unpacked[0]), root)
+    shutil.rmtree(work, ignore_errors=True)
+    return root
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def _touch_targets(repo: Path, index_dir: Path) -> list[Path]:
+    """One indexed .py and one indexed .md file to modify for the incremental run (the largest of each)."""
+    from app.query import open_index
+
+    _, manifest = open_index(index_dir)
+    targets = []
+    for suffix in (".py", ".md"):
+        files = [repo / p for p in manifest.files if p.endswith(suffix)]
+        if files:
+            targets.append(max(files, key=lambda p: (p.stat().st_size, str(p))))
+    return targets
+
+
+def _timed_index(repo: Path, index_dir: Path, pipeline: Path, **kwargs) -> dict[str, Any]:
+    from app.indexing import run_index
+
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    result = run_index(repo, index_dir, pipeline, **kwargs)
+    return {
+        "wall_s": round(time.perf_counter() - wall0, 2),
+        "cpu_s": round(_cpu_seconds() - cpu0, 2),
+        "files_processed": result.processed_files,
+        "records_written": result.written_records,
+        "records": result.chunk_count,
+        "records_by_type": result.records_by_type,
+        "walk": {k: result.walk[k] for k in ("seen", "indexed", "skipped")},
+        "full": result.full,
+    }
+
+
+def _incremental(repo: Path, index_dir: Path, pipeline: Path) -> dict[str, Any]:
+    """Touch one .py and one .md, index, restore them, index again; both runs are reported."""
+    targets = _touch_targets(repo, index_dir)
+    originals = {p: p.read_bytes() for p in targets}
+    try:
+        for p in targets:
+            mark = f"\n# {TOUCH_MARK}\n" if p.suffix == ".py" else f"\n<!-- {TOUCH_MARK} -->\n"
+            p.write_bytes(originals[p] + mark.encode())
+        touched = _timed_index(repo, index_dir, pipeline)
+    finally:
+        for p, data in originals.items():
+            p.write_bytes(data)
+    restored = _timed_index(repo, index_dir, pipeline)
+    return {"files": [str(p.relative_to(repo)) for p in targets], "touched": touched, "restored": restored}
+
+
+def _cold_start(index_dir: Path, question: str, runs: int = 3) -> dict[str, Any]:
+    """Seconds from launching `codeground search` to its output, and the process's peak RSS."""
+    exe = Path(sys.executable).with_name("codeground")
+    cmd = [
+        str(exe) if exe.exists() else sys.executable,
+        *([] if exe.exists() else ["-m", "app.cli"]),
+        "search",
+        question,
+        "-k",
+        "5",
+        "--index-dir",
+        str(index_dir),
+    ]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        if proc.returncode != 0:
+            raise CodegroundError(f"cold-start search failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return {
+        "runs_s": [round(t, 2) for t in times],
+        "median_s": round(statistics.median(times), 2),
+        "peak_rss_mb": round(_peak_rss_mb(resource.RUSAGE_CHILDREN)),
+    }
+
+
+def run_bench(
+    repo: Path,
+    gold_dir: Path,
+    index_dir: Path,
+    index_pipeline: Path,
+    pipelines: list[Path],
+    *,
+    skip_index: bool = False,
+    cold_runs: int = 3,
+) -> dict[str, Any]:
+    """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``)."""
+    from app.eval_runner import evaluate_pipelines
+
+    report: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cores": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version()},
+        "corpus": str(repo),
+        "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
+    }
+    if not skip_index:
+        shutil.rmtree(index_dir, ignore_errors=True)
+        report["index"] = _timed_index(repo, index_dir, index_pipeline, full=True)
+        report["index"]["peak_rss_mb"] = round(_peak_rss_mb())
+        report["incremental"] = _incremental(repo, index_dir, index_pipeline)
+    report["retrieval"] = {}
+    for name in ("docs", "code"):
+        gold = gold_dir / f"{name}.json"
+        if gold.is_file():
+            report["retrieval"][name] = evaluate_pipelines(gold, pipelines, index_dir)
+    question = "How do I load a LoRA adapter?"
+    report["cold_start"] = _cold_start(index_dir, question, runs=cold_runs)
+    return report
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

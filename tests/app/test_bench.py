@@ -16,14 +16,30 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     start = text.index("    @retry(times=2)")
     gold_dir = tmp_path / "gold"
     gold_dir.mkdir()
-    (gold_dir / "code.json").write_text(json.dumps({"rag_questions": [
-        {"question_id": "q1", "question": "How does Trainer.fit run epochs?",
-         "sources": [{"file_path": "pkg/trainer.py", "first_character_index": start,
-                      "last_character_index": start + 150}]}]}))
+    (gold_dir / "code.json").write_text(
+        json.dumps(
+            {
+                "rag_questions": [
+                    {
+                        "question_id": "q1",
+                        "question": "How does Trainer.fit run epochs?",
+                        "sources": [
+                            {
+                                "file_path": "pkg/trainer.py",
+                                "first_character_index": start,
+                                "last_character_index": start + 150,
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
 
-    report = run_bench(repo, gold_dir, tmp_path / "index", DEFAULT_INDEX_PIPELINE, default_variants(),
-                       cold_runs=1)
+    report = run_bench(
+        repo, gold_dir, tmp_path / "index", DEFAULT_INDEX_PIPELINE, default_variants(), cold_runs=1
+    )
 
     assert report["index"]["records"] > 0 and report["index"]["full"]
     assert report["index"]["wall_s"] > 0 and report["index"]["peak_rss_mb"] > 0
@@ -31,9 +47,16 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     assert sorted(inc["files"]) == ["docs/guide.md", "pkg/trainer.py"]
     assert inc["touched"]["files_processed"] == 2 and not inc["touched"]["full"]
     assert inc["restored"]["files_processed"] == 2
-    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".codeground" not in p.parts} == before
+    assert {
+        p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".codeground" not in p.parts
+    } == before
     rows = report["retrieval"]["code"]
-    assert [r["pipeline"] for r in rows][:4] == ["query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml"]
+    assert [r["pipeline"] for r in rows][:4] == [
+        "query.yaml",
+        "hybrid_norerank.yaml",
+        "bm25.yaml",
+        "dense.yaml",
+    ]
     assert all(r["latency"]["p50"] > 0 for r in rows)
     assert "docs" not in report["retrieval"]  # no docs.json in this gold folder
     assert report["cold_start"]["median_s"] > 0

@@ -5,12 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from haystack import component
-from haystack.dataclasses import ChatMessage
+from haystack import Document, component
+from haystack.dataclasses import ChatMessage, StreamingChunk
 
 from components.inner import LazyComponent, init_parameters, one_line
 
 logger = logging.getLogger(__name__)
+
+NOTHING_FOUND = (
+    "This repository has nothing on that: no file in the index matched the question, so there is "
+    "nothing to answer from. Try other words, or the name of a class, function or file."
+)
 
 
 def explain_llm_failure(
@@ -53,7 +58,9 @@ class GuardedChatGenerator:
     Rule: the retrieved sources are worth showing even when the LLM is down, missing a model, slow
     or cut off mid-stream. Any exception from the generator becomes an empty ``replies`` list and a
     notice that says what to do (start Ollama, pull the model, …). Tokens already streamed stay
-    streamed. The generator is declared in YAML in its own serialized form.
+    streamed. With no sources at all (``documents`` connected and empty) the model is not called:
+    the answer says the repository has nothing on it. The generator is declared in YAML in its own
+    serialized form.
 
     Usage:
     ```python
@@ -84,8 +91,24 @@ class GuardedChatGenerator:
         return params.get("url") or params.get("api_base_url"), params.get("model")
 
     @component.output_types(replies=list[ChatMessage], notices=list[str])
-    def run(self, messages: list[ChatMessage], streaming_callback: Any = None) -> dict[str, Any]:
-        """The generator's replies, or no reply and a notice explaining the failure."""
+    def run(
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: Any = None,
+        documents: list[Document] | None = None,
+    ) -> dict[str, Any]:
+        """The generator's replies, or no reply and a notice explaining the failure.
+
+        When ``documents`` (the sources quoted in the prompt) is given and empty, the model is not
+        asked at all: the reply says the repository has nothing on the question.
+        """
+        if documents is not None and not documents:
+            if streaming_callback is not None:
+                streaming_callback(StreamingChunk(content=NOTHING_FOUND))
+            return {
+                "replies": [ChatMessage.from_assistant(NOTHING_FOUND)],
+                "notices": ["no source matched the question; the model was not asked"],
+            }
         url, model = self._describe()
         try:
             generator = self._inner.get()

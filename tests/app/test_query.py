@@ -61,17 +61,28 @@ def test_every_variant_searches_the_same_index(index_dir, variant):
 
 def test_streamed_answer_arrives_token_by_token_with_cited_files(index_dir, fake_ollama, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    fake_ollama.configure(reply="Call `Trainer.fit` with your data (see pkg/trainer.py:33-35).",
-                          token_delay=0.01)
+    fake_ollama.configure(
+        reply="Call `Trainer.fit` with your data (see pkg/trainer.py:33-35).", token_delay=0.01
+    )
     tokens: list[tuple[float, str]] = []
     result = QueryEngine(index_dir, QUERY).answer(
-        "How do I fit a Trainer?", on_token=lambda t: tokens.append((time.perf_counter(), t)))
+        "How do I fit a Trainer?", on_token=lambda t: tokens.append((time.perf_counter(), t))
+    )
     assert result.answer == "Call `Trainer.fit` with your data (see pkg/trainer.py:33-35)."
     assert len(tokens) > 3 and "".join(t for _, t in tokens) == result.answer
     assert tokens[-1][0] > tokens[0][0]
-    assert result.cited_files and all(f in {"pkg/trainer.py", "docs/guide.md", "docs/concepts.rst",
-                                            "notebooks/tour.ipynb", "pkg/__init__.py", "NOTES.txt"}
-                                      for f in result.cited_files)
+    assert result.cited_files and all(
+        f
+        in {
+            "pkg/trainer.py",
+            "docs/guide.md",
+            "docs/concepts.rst",
+            "notebooks/tour.ipynb",
+            "pkg/__init__.py",
+            "NOTES.txt",
+        }
+        for f in result.cited_files
+    )
     chat = [r for r in fake_ollama.requests if r.path == "/api/chat"][-1].body
     assert chat["model"] == "qwen2.5-coder:7b" and chat["options"]["num_ctx"] == 8192
     system, user = chat["messages"][0], chat["messages"][1]
@@ -144,8 +155,11 @@ def test_stale_index_is_refused(tmp_path):
 
 def test_index_built_with_another_embedder_is_refused(index_dir, tmp_path):
     other = tmp_path / "other.yaml"
-    other.write_text(QUERY.read_text().replace("model: sentence-transformers/all-MiniLM-L6-v2",
-                                               "model: sentence-transformers/other-model"))
+    other.write_text(
+        QUERY.read_text().replace(
+            "model: sentence-transformers/all-MiniLM-L6-v2", "model: sentence-transformers/other-model"
+        )
+    )
     with pytest.raises(CodegroundError, match="embedder"):
         QueryEngine(index_dir, other)
 
@@ -153,3 +167,16 @@ def test_index_built_with_another_embedder_is_refused(index_dir, tmp_path):
 def test_empty_question_is_refused(engine):
     with pytest.raises(CodegroundError, match="empty"):
         engine.search("   ")
+
+
+def test_no_source_means_the_model_is_not_asked_and_the_answer_says_so(tmp_path, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    (tmp_path / "empty").mkdir()
+    run_index(tmp_path / "empty", tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    tokens: list[str] = []
+    result = QueryEngine(tmp_path / "idx", PIPELINES_DIR / "bm25.yaml").answer(
+        "What is X?", on_token=tokens.append
+    )
+    assert "has nothing on that" in result.answer and "".join(tokens) == result.answer
+    assert result.documents == []
+    assert not [r for r in fake_ollama.requests if r.path == "/api/chat"]

@@ -318,6 +318,9 @@ def query(
     pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit with status 3 when the answer names an identifier the repository lacks."
+    ),
 ) -> None:
     """Answer a question from the repository: streamed answer, then the cited files, then notices."""
 
@@ -340,6 +343,8 @@ def query(
     _print_notices(result.notices)
     if result.answer is None:
         raise typer.Exit(2)
+    if strict and result.grounding and result.grounding.get("unknown"):
+        raise typer.Exit(3)
 
 
 @cli.command()

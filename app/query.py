@@ -22,8 +22,8 @@ from app.index_dir import IndexDir
 from app.manifest import Manifest
 from app.pipelines import build_pipeline, embedder_id, read_pipeline_dict, resolve
 
-GENERATION_COMPONENTS = ("prompt", "llm")
-NOTICE_COMPONENTS = ("rewriter", "ranker", "llm")
+GENERATION_COMPONENTS = ("prompt", "llm", "grounding")
+NOTICE_COMPONENTS = ("rewriter", "ranker", "llm", "grounding")
 
 
 @dataclass
@@ -36,6 +36,7 @@ class QueryResult:
     answer: str | None = None
     notices: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    grounding: dict[str, Any] | None = None
 
     @property
     def cited_files(self) -> list[str]:
@@ -196,6 +197,7 @@ class QueryEngine:
             answer=(replies[0].text if replies else None),
             notices=_notices(out),
             seconds=time.perf_counter() - t0,
+            grounding=out.get("grounding", {}).get("grounding"),
         )
 
 

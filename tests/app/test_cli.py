@@ -35,14 +35,32 @@ def gold(indexed, tmp_path_factory) -> Path:
     start = text.index("    @retry(times=2)")
     guide = (repo / "docs" / "guide.md").read_text()
     g_start = guide.index("## Installation")
-    data = {"rag_questions": [
-        {"question_id": "q1", "question": "How does Trainer.fit run epochs over the data?",
-         "sources": [{"file_path": "data/raw/sample/pkg/trainer.py", "first_character_index": start,
-                      "last_character_index": start + 200}]},
-        {"question_id": "q2", "question": "How do I install the sample package with pip?",
-         "sources": [{"file_path": "data/raw/sample/docs/guide.md", "first_character_index": g_start,
-                      "last_character_index": g_start + 80}]},
-    ]}
+    data = {
+        "rag_questions": [
+            {
+                "question_id": "q1",
+                "question": "How does Trainer.fit run epochs over the data?",
+                "sources": [
+                    {
+                        "file_path": "data/raw/sample/pkg/trainer.py",
+                        "first_character_index": start,
+                        "last_character_index": start + 200,
+                    }
+                ],
+            },
+            {
+                "question_id": "q2",
+                "question": "How do I install the sample package with pip?",
+                "sources": [
+                    {
+                        "file_path": "data/raw/sample/docs/guide.md",
+                        "first_character_index": g_start,
+                        "last_character_index": g_start + 80,
+                    }
+                ],
+            },
+        ]
+    }
     path = tmp_path_factory.mktemp("gold") / "gold.json"
     path.write_text(json.dumps(data))
     return path
@@ -81,8 +99,10 @@ def test_bad_yaml_is_one_line(indexed, tmp_path):
 
 def test_missing_pipeline_file_is_one_line(indexed, tmp_path):
     _, idx = indexed
-    assert_one_line_error(run("search", "x", "--index-dir", idx, "--pipeline", tmp_path / "nope.yaml"),
-                          "pipeline file not found")
+    assert_one_line_error(
+        run("search", "x", "--index-dir", idx, "--pipeline", tmp_path / "nope.yaml"),
+        "pipeline file not found",
+    )
 
 
 @pytest.mark.parametrize("type_name", ["components.nope.Missing", "os.system"])
@@ -140,8 +160,14 @@ def test_compare_prints_one_row_per_pipeline(indexed, gold, tmp_path):
         assert name in result.stdout
 
 
-@pytest.mark.parametrize("content,fragment", [("not json", "JSON"), ('{"x": 1}', "rag_questions"),
-                                              ('{"rag_questions": [{"question": "q"}]}', "question_id")])
+@pytest.mark.parametrize(
+    "content,fragment",
+    [
+        ("not json", "JSON"),
+        ('{"x": 1}', "rag_questions"),
+        ('{"rag_questions": [{"question": "q"}]}', "question_id"),
+    ],
+)
 def test_bad_gold_file_is_one_line(indexed, tmp_path, content, fragment):
     _, idx = indexed
     bad = tmp_path / "gold.json"
@@ -151,10 +177,42 @@ def test_bad_gold_file_is_one_line(indexed, tmp_path, content, fragment):
 
 def test_help_is_fast_and_does_not_import_haystack():
     t0 = time.perf_counter()
-    code = ("import sys; from app.cli import main; sys.argv=['codeground', '--help']\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'haystack' not in sys.modules\n")
-    proc = subprocess.run([sys.executable, "-c", code],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True)
+    code = (
+        "import sys; from app.cli import main; sys.argv=['codeground', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'haystack' not in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "search" in proc.stdout and "index" in proc.stdout
     assert time.perf_counter() - t0 < 5
+
+
+def test_query_streams_answer_then_sources_and_strict_fails_on_invented_names(
+    indexed, fake_ollama, monkeypatch
+):
+    _, idx = indexed
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply="Use `Trainer.fit(data)`.")
+    ok = run("query", "How do I fit a Trainer?", "--index-dir", idx, "--strict")
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.index("Use `Trainer.fit(data)`.") < ok.stdout.index("Sources:")
+    fake_ollama.configure(reply="Use `Trainer.fit_fast(data)`.")
+    bad = run("query", "How do I fit a Trainer?", "--index-dir", idx, "--strict")
+    assert bad.exit_code == 3
+    assert "not found in this repository: Trainer.fit_fast" in bad.output
+    lenient = run("query", "How do I fit a Trainer?", "--index-dir", idx)
+    assert lenient.exit_code == 0
+
+
+def test_query_with_llm_down_prints_sources_and_how_to_start_ollama(indexed, monkeypatch):
+    import socket
+
+    _, idx = indexed
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{port}")
+    result = run("query", "How do I fit a Trainer?", "--index-dir", idx)
+    assert result.exit_code == 2
+    assert "Sources:" in result.stdout and "pkg/trainer.py" in result.stdout
+    assert "ollama serve" in result.output and "Traceback" not in result.output

@@ -180,3 +180,12 @@ def test_no_source_means_the_model_is_not_asked_and_the_answer_says_so(tmp_path,
     assert "has nothing on that" in result.answer and "".join(tokens) == result.answer
     assert result.documents == []
     assert not [r for r in fake_ollama.requests if r.path == "/api/chat"]
+
+
+def test_answer_naming_an_invented_api_is_flagged(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply="Call `Trainer.fit_fast(data, turbo=True)` or `Trainer.fit(data)`.")
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?")
+    assert result.grounding["unknown"] == ["Trainer.fit_fast", "turbo"]
+    assert "Trainer.fit" in result.grounding["grounded"]
+    assert "not found in this repository: Trainer.fit_fast, turbo" in result.notices

@@ -347,6 +347,61 @@ def query(
         raise typer.Exit(3)
 
 
+@cli.command("eval-answers")
+def eval_answers(
+    gold: Path = typer.Argument(..., help="Dataset JSON of questions the repository answers."),
+    unanswerable: Path | None = typer.Option(
+        None, "--unanswerable", help="Dataset JSON of questions the repository cannot answer."
+    ),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
+    as_json: Path | None = JSON_REPORT_OPTION,
+) -> None:
+    """Answers with the full pipeline: share naming invented identifiers, refusals, LLM failures, latency."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from app.eval_runner import evaluate_answers
+    from app.evaluation import load_questions
+    from app.pipelines import PIPELINES_DIR
+
+    if limit is not None and limit < 1:
+        _fail(f"--limit must be positive, got {limit}")
+    sets = [("answerable", gold)] + ([("unanswerable", unanswerable)] if unanswerable else [])
+    rows = []
+    try:
+        for name, path in sets:
+            questions = load_questions(path, require_sources=False)[:limit]
+            row = evaluate_answers(
+                questions, pipeline or PIPELINES_DIR / "query.yaml", _index_dir(index_dir, repo)
+            )
+            rows.append({"set": name, "file": str(path), **row})
+    except CodegroundError as exc:
+        _fail(str(exc))
+    table = Table(title="answers: invented identifiers, refusals, latency")
+    for col in ("set", "questions", "LLM failed", "≥1 unknown", "mean unknown", "refused", "p50 s", "p95 s"):
+        table.add_column(col, justify="right" if col != "set" else "left")
+    for r in rows:
+        lat = r["latency"]
+        table.add_row(
+            r["set"],
+            str(r["questions"]),
+            str(r["llm_failures"]),
+            f"{r['with_unknown']:.2f}",
+            f"{r['mean_unknown']:.2f}",
+            f"{r['refused']}/{r['answered']}",
+            f"{(lat['p50'] or 0) / 1000:.1f}",
+            f"{(lat['p95'] or 0) / 1000:.1f}",
+        )
+    Console().print(table)
+    if as_json:
+        as_json.write_text(json.dumps(rows, indent=2))
+
+
 @cli.command()
 def chat(
     repo: Path | None = REPO_OPTION,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,55 @@ def evaluate_pipelines(
             }
         )
     return rows
+
+
+REFUSAL = re.compile(
+    r"has nothing on|does(?: not|n't) (?:answer|cover|say|mention|contain|describe)|"
+    r"(?:is|are) not (?:covered|mentioned|described|documented)|no (?:information|mention)|"
+    r"cannot (?:answer|find)|can't (?:answer|find)|not (?:able|possible) to answer|"
+    r"(?:material|repository|sources?) (?:provided )?(?:do(?:es)?n't|do(?:es)? not)",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(answer: str) -> bool:
+    """An answer that says the repository does not answer the question (phrases in ``REFUSAL``)."""
+    return bool(REFUSAL.search(answer or ""))
+
+
+def evaluate_answers(questions: list[Question], pipeline: Path, index_dir: str | Path) -> dict[str, Any]:
+    """Run the full pipeline with answers: invented-identifier rate, refusals, LLM failures, latency."""
+    from app.query import QueryEngine
+
+    engine = QueryEngine(index_dir, pipeline)
+    engine.warm_up(with_answer=True)
+    rows = []
+    for q in questions:
+        t0 = time.perf_counter()
+        result = engine.answer(q.question)
+        seconds = time.perf_counter() - t0
+        unknown = (result.grounding or {}).get("unknown", [])
+        rows.append(
+            {
+                "question_id": q.question_id,
+                "answered": result.answer is not None,
+                "refused": result.answer is not None and is_refusal(result.answer),
+                "unknown": unknown,
+                "seconds": seconds,
+            }
+        )
+    answered = [r for r in rows if r["answered"]]
+    n = len(answered) or 1
+    return {
+        "pipeline": Path(pipeline).name,
+        "questions": len(rows),
+        "answered": len(answered),
+        "llm_failures": len(rows) - len(answered),
+        "with_unknown": sum(1 for r in answered if r["unknown"]) / n,
+        "mean_unknown": sum(len(r["unknown"]) for r in answered) / n,
+        "refused": sum(1 for r in answered if r["refused"]),
+        "refusal_rate": sum(1 for r in answered if r["refused"]) / n,
+        "latency": latency_summary([r["seconds"] for r in rows]),
+        "unknown_names": sorted({u for r in answered for u in r["unknown"]}),
+        "per_question": rows,
+    }

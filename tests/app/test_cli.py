@@ -216,3 +216,45 @@ def test_query_with_llm_down_prints_sources_and_how_to_start_ollama(indexed, mon
     assert result.exit_code == 2
     assert "Sources:" in result.stdout and "pkg/trainer.py" in result.stdout
     assert "ollama serve" in result.output and "Traceback" not in result.output
+
+
+def test_eval_answers_reports_invented_names_refusals_and_unanswerable(
+    indexed, gold, tmp_path, fake_ollama, monkeypatch
+):
+    _, idx = indexed
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+
+    def reply(req):
+        question = req["messages"][-1]["content"].rsplit("Question:", 1)[-1]
+        if "quantum" in question:
+            return "This repository material does not answer that."
+        return "Call `Trainer.fit_fast(data)`." if "epochs" in question else "Run `pip install sample`."
+
+    fake_ollama.configure(reply=reply)
+    unanswerable = tmp_path / "unanswerable.json"
+    unanswerable.write_text(
+        json.dumps(
+            {
+                "rag_questions": [
+                    {"question_id": "u1", "question": "How do I run the trainer on a quantum computer?"}
+                ]
+            }
+        )
+    )
+    report = tmp_path / "answers.json"
+    result = run("eval-answers", gold, "--unanswerable", unanswerable, "--index-dir", idx, "--json", report)
+    assert result.exit_code == 0, result.output
+    answerable, refused = json.loads(report.read_text())
+    assert answerable["questions"] == 2 and answerable["llm_failures"] == 0
+    assert answerable["with_unknown"] == 0.5 and answerable["unknown_names"] == ["Trainer.fit_fast"]
+    assert answerable["refused"] == 0
+    assert refused["set"] == "unanswerable" and refused["refused"] == 1
+
+
+def test_shipped_unanswerable_vllm_questions_load():
+    from app.evaluation import load_questions
+
+    questions = load_questions(
+        PROJECT_ROOT / "app" / "assets" / "vllm_unanswerable.json", require_sources=False
+    )
+    assert len(questions) == 20

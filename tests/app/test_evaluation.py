@@ -93,12 +93,16 @@ def test_found_accepts_any_of_several_gold_spans():
 
 
 def test_recall_averages_over_all_questions_including_unanswered():
-    questions = [q("q1", Span("a.py", 0, 10)), q("q2", Span("a.py", 0, 10)),
-                 q("q3", Span("a.py", 0, 10)), q("q4", Span("a.py", 0, 10))]
+    questions = [
+        q("q1", Span("a.py", 0, 10)),
+        q("q2", Span("a.py", 0, 10)),
+        q("q3", Span("a.py", 0, 10)),
+        q("q4", Span("a.py", 0, 10)),
+    ]
     results = {
-        "q1": [Span("a.py", 0, 10)],                       # rank 1
+        "q1": [Span("a.py", 0, 10)],  # rank 1
         "q2": [Span("x.py", 0, 10), Span("a.py", 0, 10)],  # rank 2
-        "q3": [Span("x.py", 0, 10)],                       # never found
+        "q3": [Span("x.py", 0, 10)],  # never found
         # q4 unanswered
     }
     report = recall_at_ks(questions, results, ks=(1, 3))
@@ -154,10 +158,21 @@ def test_recall_refuses_questions_without_gold_sources():
 
 
 def test_load_questions_reads_spans_and_answer(tmp_path):
-    path = write_json(tmp_path / "d.json", {"rag_questions": [
-        {"question_id": "q1", "question": "Why?", "answer": "Because.", "sources": [src("a.py", 3, 9)],
-         "difficulty": "easy", "is_valid": True},
-    ]})
+    path = write_json(
+        tmp_path / "d.json",
+        {
+            "rag_questions": [
+                {
+                    "question_id": "q1",
+                    "question": "Why?",
+                    "answer": "Because.",
+                    "sources": [src("a.py", 3, 9)],
+                    "difficulty": "easy",
+                    "is_valid": True,
+                },
+            ]
+        },
+    )
     [question] = load_questions(path)
     assert question == Question("q1", "Why?", [Span("a.py", 3, 9)], "Because.")
 
@@ -199,18 +214,23 @@ def test_load_questions_missing_question_field_names_the_index(tmp_path):
     assert_one_line_error(path, r"rag_questions\[0\].*question_id")
 
 
-@pytest.mark.parametrize("bad_source, match", [
-    ({"file_path": "a.py", "first_character_index": 0}, "last_character_index"),
-    (src(first="0"), "integers"),
-    (src(first=1.5), "integers"),
-    (src(first=10, last=5), "10 > last_character_index 5"),
-    (src(first=-1), "negative"),
-    (src(fp=""), "file_path"),
-    ("a.py:1-2", "expected an object"),
-])
+@pytest.mark.parametrize(
+    "bad_source, match",
+    [
+        ({"file_path": "a.py", "first_character_index": 0}, "last_character_index"),
+        (src(first="0"), "integers"),
+        (src(first=1.5), "integers"),
+        (src(first=10, last=5), "10 > last_character_index 5"),
+        (src(first=-1), "negative"),
+        (src(fp=""), "file_path"),
+        ("a.py:1-2", "expected an object"),
+    ],
+)
 def test_load_questions_rejects_malformed_sources(tmp_path, bad_source, match):
-    path = write_json(tmp_path / "d.json",
-                      {"rag_questions": [{"question_id": "q1", "question": "Why?", "sources": [bad_source]}]})
+    path = write_json(
+        tmp_path / "d.json",
+        {"rag_questions": [{"question_id": "q1", "question": "Why?", "sources": [bad_source]}]},
+    )
     assert_one_line_error(path, match, require_sources=False)
 
 
@@ -231,7 +251,8 @@ def test_search_results_round_trip_with_prefix_and_k(tmp_path):
     raw = json.loads(out.read_text(encoding="utf-8"))
     assert raw["k"] == 2
     assert raw["search_results"][0] == {
-        "question_id": "q1", "question_str": "question q1?",
+        "question_id": "q1",
+        "question_str": "question q1?",
         "retrieved_sources": [src(PREFIX + "a.py", 0, 10), src(PREFIX + "é/ü.py", 5, 8)],
     }
     assert raw["search_results"][1]["retrieved_sources"] == []

@@ -23,12 +23,17 @@ def snapshot(index_dir: Path) -> dict:
     from components.stores.code_bm25 import CodeBM25DocumentStore
 
     gen = IndexDir(index_dir).current()
-    bm25 = {d.id: (d.content, d.meta) for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json"))
-            .filter_documents()}
-    chroma_store = ChromaDocumentStore(persist_path=str(gen / "chroma"), collection_name="codeground",
-                                       distance_function="cosine")
-    chroma = {d.id: (d.content, d.meta, tuple(round(x, 4) for x in d.embedding))
-              for d in chroma_store.filter_documents()}
+    bm25 = {
+        d.id: (d.content, d.meta)
+        for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json")).filter_documents()
+    }
+    chroma_store = ChromaDocumentStore(
+        persist_path=str(gen / "chroma"), collection_name="codeground", distance_function="cosine"
+    )
+    chroma = {
+        d.id: (d.content, d.meta, tuple(round(x, 4) for x in d.embedding))
+        for d in chroma_store.filter_documents()
+    }
     return {"bm25": bm25, "chroma": chroma}
 
 
@@ -94,7 +99,7 @@ def test_stored_ranges_slice_back_to_the_file(built):
         if meta["source_type"] == "notebook":
             continue
         text = (repo / meta["file_path"]).read_text(encoding="utf-8")
-        assert text[meta["start_char"]: meta["end_char"]] == content, doc_id
+        assert text[meta["start_char"] : meta["end_char"]] == content, doc_id
         assert doc_id == f"{meta['file_path']}:{meta['symbol']}:{meta['start_line']}"
 
 
@@ -109,8 +114,10 @@ def test_incremental_run_equals_full_rebuild_and_drops_deleted_files(sample_repo
     inc_dir, full_dir = tmp_path / "inc", tmp_path / "full"
     index(sample_repo, inc_dir)
     trainer = sample_repo / "pkg" / "trainer.py"
-    trainer.write_text(trainer.read_text().replace("DEFAULT_EPOCHS = 3", "DEFAULT_EPOCHS = 5\nEXTRA = 1")
-                       + "\n\ndef added_function(x):\n    return x\n")
+    trainer.write_text(
+        trainer.read_text().replace("DEFAULT_EPOCHS = 3", "DEFAULT_EPOCHS = 5\nEXTRA = 1")
+        + "\n\ndef added_function(x):\n    return x\n"
+    )
     (sample_repo / "NOTES.txt").unlink()
     (sample_repo / "docs" / "new.md").write_text("# New page\n\nFresh text.\n")
     result = index(sample_repo, inc_dir)

@@ -3,16 +3,14 @@ repository, answering through the fake Ollama server's ``/v1`` endpoint with the
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
 import pytest
 
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from app.pipelines import PIPELINES_DIR
 from app.query import QueryEngine
-from tests.conftest import make_sample_repo
+from tests.conftest import closed_port
 
 QUERY_OPENAI = PIPELINES_DIR / "query_openai.yaml"
 MODEL = "qwen2.5-coder:7b"
@@ -22,17 +20,8 @@ KEY_VARS = ("CODEGROUND_OPENAI_API_KEY", "OPENAI_API_KEY")
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("query_openai")
-    repo = make_sample_repo(base / "repo")
-    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
-    return base / "idx"
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def index_dir(indexed_sample) -> Path:
+    return indexed_sample[1]
 
 
 def point_at(monkeypatch, base_url: str, key: str | None = "test-key") -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
@@ -14,28 +13,19 @@ from app.index_dir import IndexDir
 from app.indexing import run_index
 from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from app.query import QueryEngine
-from tests.conftest import make_sample_repo
+from tests.conftest import closed_port, make_sample_repo
 
 QUERY = PIPELINES_DIR / "query.yaml"
 
 
 @pytest.fixture(scope="module")
-def index_dir(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("query")
-    repo = make_sample_repo(base / "repo")
-    run_index(repo, base / "idx", DEFAULT_INDEX_PIPELINE)
-    return base / "idx"
+def index_dir(indexed_sample) -> Path:
+    return indexed_sample[1]
 
 
 @pytest.fixture(scope="module")
 def engine(index_dir) -> QueryEngine:
     return QueryEngine(index_dir, QUERY)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_search_finds_the_named_method_first(engine):

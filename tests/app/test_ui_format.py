@@ -25,8 +25,14 @@ from app.ui_format import (
 def doc(path: str, symbol: str | None, start: int, end: int, content: str, **meta):
     return SimpleNamespace(
         content=content,
-        meta={"file_path": path, "symbol": symbol, "start_line": start, "end_line": end,
-              "source_type": meta.pop("source_type", "impl"), **meta},
+        meta={
+            "file_path": path,
+            "symbol": symbol,
+            "start_line": start,
+            "end_line": end,
+            "source_type": meta.pop("source_type", "impl"),
+            **meta,
+        },
     )
 
 
@@ -81,8 +87,15 @@ def test_fence_is_longer_than_any_backtick_run():
 
 
 def test_documented_symbol_shows_its_implementation_in_a_nested_expandable():
-    api = doc("pkg/trainer.py", "Trainer.fit", 33, 40, "def fit(self, data):\n    \"\"\"Train.\"\"\"",
-              source_type="api", impl="def fit(self, data):\n    return 1\n")
+    api = doc(
+        "pkg/trainer.py",
+        "Trainer.fit",
+        33,
+        40,
+        'def fit(self, data):\n    """Train."""',
+        source_type="api",
+        impl="def fit(self, data):\n    return 1\n",
+    )
     out = format_source(api, 1)
     assert out.count("<details") == 2 and "<summary>implementation</summary>" in out
     assert "    return 1" in out
@@ -170,16 +183,22 @@ def test_error_is_one_visible_line():
 
 
 def test_turn_puts_answer_then_notices_then_sources_then_footer():
-    out = format_turn("It trains.", notices=["searched for: x"], documents=[TRAINER], pipeline="query.yaml",
-                      seconds=1.234)
-    assert out.index("It trains.") < out.index("searched for: x") < out.index("**Sources**") < out.index(
-        "query.yaml")
+    out = format_turn(
+        "It trains.", notices=["searched for: x"], documents=[TRAINER], pipeline="query.yaml", seconds=1.234
+    )
+    assert (
+        out.index("It trains.")
+        < out.index("searched for: x")
+        < out.index("**Sources**")
+        < out.index("query.yaml")
+    )
     assert "1.2 s" in out
 
 
 def test_turn_without_an_answer_still_shows_sources_and_the_fix():
-    out = format_turn(None, notices=["cannot reach the LLM server: start it with `ollama serve`"],
-                      documents=[TRAINER])
+    out = format_turn(
+        None, notices=["cannot reach the LLM server: start it with `ollama serve`"], documents=[TRAINER]
+    )
     assert "No answer was generated" in out and "pkg/trainer.py:33-35" in out and "`ollama serve`" in out
 
 

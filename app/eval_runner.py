@@ -10,7 +10,7 @@ from typing import Any
 from app.errors import CodegroundError
 from app.evaluation import Question, Span, latency_summary, load_questions, recall_at_ks
 from app.manifest import Manifest
-from app.pipelines import PIPELINES_DIR, read_pipeline_dict, settings_fingerprint
+from app.pipelines import PIPELINES_DIR, installed, read_pipeline_dict, settings_fingerprint
 from app.query import GENERATION_COMPONENTS
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
@@ -31,10 +31,11 @@ def _retrieval_fingerprint(path: Path) -> str:
 def default_variants() -> list[Path]:
     """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
 
-    Index pipelines are excluded, and so is a YAML that differs from an earlier one only in how it
-    answers (e.g. ``query_openai.yaml``): retrieval figures would repeat the same row.
+    Index pipelines are excluded, so is a YAML that needs an optional extra that is not installed
+    (``query_llamacpp.yaml`` without ``[llamacpp]``), and so is a YAML that differs from an earlier
+    one only in how it answers (e.g. ``query_openai.yaml``): retrieval figures would repeat a row.
     """
-    found = sorted(p for p in PIPELINES_DIR.glob("*.yaml") if not p.name.startswith("index"))
+    found = sorted(p for p in PIPELINES_DIR.glob("*.yaml") if not p.name.startswith("index") and installed(p))
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
     seen: set[str] = set()
     chosen = []

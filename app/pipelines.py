@@ -73,6 +73,20 @@ def _specs(value: Any) -> Iterator[dict[str, Any]]:
             yield from _specs(child)
 
 
+def installed(path: str | Path) -> bool:
+    """Whether every component the YAML names can be imported (optional extras may be missing)."""
+    import importlib.util
+
+    for spec in _specs(read_pipeline_dict(path)["components"]):
+        module = str(spec["type"]).rsplit(".", 1)[0]
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except ModuleNotFoundError:
+            return False
+    return True
+
+
 def embedder_id(data: dict[str, Any]) -> str | None:
     """The ``model`` of the first embedder in the definition (the name, before offline resolution)."""
     for spec in _specs(data["components"]):

@@ -113,11 +113,14 @@ def pipeline_choices(default_pipeline: Path, pipelines: list[Path]) -> dict[str,
 
 
 def picker_pipelines() -> list[Path]:
-    """Every query YAML in ``pipelines/`` (all but ``index*.yaml``), the compared variants first."""
+    """Every usable query YAML in ``pipelines/`` (not ``index*.yaml``, not ones needing a missing
+    optional extra), the compared variants first."""
     from app.eval_runner import default_variants
-    from app.pipelines import PIPELINES_DIR
+    from app.pipelines import PIPELINES_DIR, installed
 
-    found = [p for p in sorted(PIPELINES_DIR.glob("*.yaml")) if not p.name.startswith("index")]
+    found = [
+        p for p in sorted(PIPELINES_DIR.glob("*.yaml")) if not p.name.startswith("index") and installed(p)
+    ]
     ordered = [p for p in default_variants() if p in found]
     return ordered + [p for p in found if p not in ordered]
 

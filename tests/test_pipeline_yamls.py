@@ -36,3 +36,20 @@ def test_yaml_components_outside_components_package_are_refused(tmp_path):
     data = {"components": {"x": {"type": "os.system", "init_parameters": {}}}, "connections": []}
     with pytest.raises(CodegroundError, match="cannot build pipeline"):
         build_pipeline(data)
+
+
+def test_variants_needing_a_missing_optional_extra_are_not_offered(tmp_path, monkeypatch):
+    import app.eval_runner as runner
+    from app.pipelines import installed
+
+    extra = tmp_path / "query_extra.yaml"
+    extra.write_text(
+        (PIPELINES_DIR / "bm25.yaml").read_text().replace(
+            "type: haystack.components.retrievers.in_memory.bm25_retriever.InMemoryBM25Retriever",
+            "type: haystack_integrations.components.retrievers.not_installed.Missing",
+        )
+    )
+    assert not installed(extra) and installed(PIPELINES_DIR / "query.yaml")
+    monkeypatch.setattr(runner, "PIPELINES_DIR", tmp_path)
+    (tmp_path / "bm25.yaml").write_text((PIPELINES_DIR / "bm25.yaml").read_text())
+    assert [p.name for p in runner.default_variants()] == ["bm25.yaml"]

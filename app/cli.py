@@ -270,11 +270,30 @@ def compare(
     _evaluate(gold, pipeline or default_variants(), index_dir, repo, path_prefix, as_json)
 
 
+def _recall_table(title: str, rows: list[dict]):
+    """One row per pipeline: recall@1/3/5/10, warm latency p50/p95, sources over 2,000 chars."""
+    from rich.table import Table
+
+    table = Table(title=f"{title}: recall@k (IoU > 0.05), warm retrieval latency")
+    table.add_column("pipeline", no_wrap=True)
+    for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", ">2000 chars"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        r, lat = row["recall"], row["latency"]
+        table.add_row(
+            row["pipeline"],
+            *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
+            f"{lat['p50']:.0f}",
+            f"{lat['p95']:.0f}",
+            str(row["oversize_sources"]),
+        )
+    return table
+
+
 def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
     import json
 
     from rich.console import Console
-    from rich.table import Table
 
     from app.eval_runner import evaluate_pipelines
     from app.pipelines import PIPELINES_DIR
@@ -288,23 +307,8 @@ def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
         )
     except CodegroundError as exc:
         _fail(str(exc))
-    table = Table(
-        title=f"{gold.name} ({rows[0]['questions']} questions): recall@k (IoU > 0.05), warm retrieval latency"
-    )
-    table.add_column("pipeline", no_wrap=True)
-    for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", ">2000 chars"):
-        table.add_column(col, justify="right")
-    for row in rows:
-        r = row["recall"]
-        table.add_row(
-            row["pipeline"],
-            *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
-            f"{row['latency']['p50']:.0f}",
-            f"{row['latency']['p95']:.0f}",
-            str(row["oversize_sources"]),
-        )
     console = Console()
-    console.print(table)
+    console.print(_recall_table(f"{gold.name} ({rows[0]['questions']} questions)", rows))
     for row in rows:
         for notice in row["notices"]:
             console.print(f"{row['pipeline']}: {notice}", soft_wrap=True)
@@ -476,7 +480,6 @@ def bench(
 
 def _print_bench(report: dict) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
     if "index" in report:
@@ -487,19 +490,7 @@ def _print_bench(report: dict) -> None:
             f"{inc['touched']['wall_s']} s, restore: {inc['restored']['wall_s']} s"
         )
     for name, rows in report["retrieval"].items():
-        table = Table(title=f"{name}: recall@k (IoU > 0.05), warm retrieval latency")
-        table.add_column("pipeline", no_wrap=True)
-        for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms"):
-            table.add_column(col, justify="right")
-        for row in rows:
-            r, lat = row["recall"], row["latency"]
-            table.add_row(
-                row["pipeline"],
-                *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
-                f"{lat['p50']:.0f}",
-                f"{lat['p95']:.0f}",
-            )
-        console.print(table)
+        console.print(_recall_table(name, rows))
     cold = report["cold_start"]
     console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
 

@@ -289,6 +289,17 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _entry(raw: Any, where: str, seen: Any) -> tuple[str, str]:
+    """An entry's question id and its location for error messages; it must be an object with a new id."""
+    if not isinstance(raw, dict):
+        raise _one_line(f"{where}: expected an object, got {type(raw).__name__}")
+    qid = _question_id(raw.get("question_id"), where)
+    where = f"{where} (id {qid!r})"
+    if qid in seen:
+        raise _one_line(f"{where}: duplicate question_id")
+    return qid, where
+
+
 def _question_id(raw: Any, where: str) -> str:
     if isinstance(raw, str) and raw.strip():
         return raw
@@ -333,13 +344,7 @@ def load_questions(path: str | os.PathLike[str], require_sources: bool = True) -
     questions: list[Question] = []
     seen: set[str] = set()
     for i, raw in enumerate(raw_questions):
-        where = f"dataset {path}, rag_questions[{i}]"
-        if not isinstance(raw, dict):
-            raise _one_line(f"{where}: expected an object, got {type(raw).__name__}")
-        qid = _question_id(raw.get("question_id"), where)
-        where = f"{where} (id {qid!r})"
-        if qid in seen:
-            raise _one_line(f"{where}: duplicate question_id")
+        qid, where = _entry(raw, f"dataset {path}, rag_questions[{i}]", seen)
         seen.add(qid)
         text = raw.get("question")
         if not isinstance(text, str) or not text.strip():
@@ -400,13 +405,7 @@ def read_search_results(path: str | os.PathLike[str]) -> tuple[dict[str, list[Sp
     data, entries = _top_level_list(path, "search results", "search_results")
     results: dict[str, list[Span]] = {}
     for i, raw in enumerate(entries):
-        where = f"search results {path}, search_results[{i}]"
-        if not isinstance(raw, dict):
-            raise _one_line(f"{where}: expected an object, got {type(raw).__name__}")
-        qid = _question_id(raw.get("question_id"), where)
-        where = f"{where} (id {qid!r})"
-        if qid in results:
-            raise _one_line(f"{where}: duplicate question_id")
+        qid, where = _entry(raw, f"search results {path}, search_results[{i}]", results)
         if "retrieved_sources" not in raw:
             raise _one_line(f"{where}: missing 'retrieved_sources'")
         results[qid] = _parse_spans(raw["retrieved_sources"], where, "retrieved_sources")

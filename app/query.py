@@ -77,6 +77,7 @@ class QueryEngine:
             )
         self._search_pipeline = None
         self._answer_pipeline = None
+        self._sockets: dict[int, list[tuple[str, str]]] = {}
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self, *, with_answer: bool):
@@ -134,16 +135,27 @@ class QueryEngine:
     def _inputs(self, pipeline, question: str, history: list | None) -> dict[str, Any]:
         """Feed the question to every component that takes it (the rewriter, or the retrievers)."""
         data: dict[str, Any] = {}
-        for name, sockets in pipeline.inputs().items():
+        for name, socket in self._question_sockets(pipeline):
+            data[name] = {socket: question}
             if name == "rewriter":
-                data[name] = {"question": question, "history": history or []}
-            elif "query" in sockets:
-                data.setdefault(name, {})["query"] = question
-            elif "text" in sockets:
-                data.setdefault(name, {})["text"] = question
-            elif "question" in sockets:
-                data.setdefault(name, {})["question"] = question
+                data[name]["history"] = history or []
         return data
+
+    def _question_sockets(self, pipeline) -> list[tuple[str, str]]:
+        """``(component, socket)`` pairs that take the question, worked out once per pipeline."""
+        cached = self._sockets.get(id(pipeline))
+        if cached is None:
+            cached = []
+            for name, sockets in pipeline.inputs().items():
+                socket = (
+                    "question"
+                    if name == "rewriter"
+                    else next((s for s in ("query", "text", "question") if s in sockets), None)
+                )
+                if socket:
+                    cached.append((name, socket))
+            self._sockets[id(pipeline)] = cached
+        return cached
 
     def _final_documents(self, out: dict[str, Any], pipeline) -> list[Any]:
         for name in ("reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"):

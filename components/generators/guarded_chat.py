@@ -118,11 +118,7 @@ class GuardedChatGenerator:
             replies = generator.run(**kwargs)["replies"]
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none crashes the answer
             logger.info("LLM call failed: %s", one_line(exc))
-            openai = "openai" in type(
-                self._inner.instance or self.generator
-            ).__name__.lower() or "openai" in str(
-                self.generator.get("type", "") if isinstance(self.generator, dict) else ""
-            )
+            openai = "api_base_url" in init_parameters(self.generator)
             notice = explain_llm_failure(exc, url=url, model=model, openai_compatible=openai)
             return {"replies": [], "notices": [notice]}
         return {"replies": replies, "notices": []}

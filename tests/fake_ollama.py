@@ -7,7 +7,13 @@ It speaks the parts of Ollama's REST API that ``ollama-haystack`` (``OllamaChatG
   transfer encoding (one JSON object per line, flushed one by one, then a final ``done: true`` object
   carrying ``done_reason``, token counts and durations), or one JSON object when ``stream`` is false.
   ``stream`` defaults to true, as in Ollama.
-- ``POST /api/embed``: deterministic, L2-normalised vectors from a hash of each text.
+- ``POST /api/embed``: deterministic, L2-normalised vectors from a hash of each text. ``input`` is a
+  string (empty: no embedding) or a list of strings (anything else: 400 ``invalid input type``); an input
+  longer than ``embed_context_tokens`` is cut to it, or refused with 400 when ``truncate`` is false.
+- ``POST /api/pull``: NDJSON progress (``pulling manifest``, ``pulling <digest>`` with ``total`` /
+  ``completed``, ``verifying sha256 digest``, ``writing manifest``, ``success``), after which the model is
+  listed by ``/api/tags``; a name the registry lacks streams ``pulling manifest`` then an ``{"error": ...}``
+  line. ``stream: false`` answers one ``{"status": "success"}`` object (or HTTP 500 with the error).
 - ``GET /api/tags``, ``POST /api/show``, ``GET /api/ps``, ``GET /api/version``, ``GET``/``HEAD /``.
 - Unknown model: HTTP 404 ``{"error": "model \\"NAME\\" not found, try pulling it first"}``.
 - Ollama's OpenAI-compatible endpoint, as the ``openai`` client (and Haystack's ``OpenAIChatGenerator``
@@ -80,6 +86,8 @@ _KNOBS = (
     "error_message",
     "embedding_dim",
     "embedding",
+    "embed_context_tokens",
+    "pullable",
 )
 
 ReplyT = str | Callable[[dict[str, Any]], str]
@@ -440,12 +448,29 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embed(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
         started = time.monotonic()
+        inputs = body.get("input")
+        # Ollama: a string is one input (an empty string none); a list must hold only strings.
+        if isinstance(inputs, str):
+            texts = [inputs] if inputs else []
+        elif isinstance(inputs, list) and all(isinstance(t, str) for t in inputs):
+            texts = list(inputs)
+        elif inputs is None:
+            texts = []
+        else:
+            return self._error(400, "invalid input type")
         model = self._check_model(body, knobs)
         if model is None:
             return
-        inputs = body.get("input", "")
-        texts = [inputs] if isinstance(inputs, str) else list(inputs)
-        texts = [t for t in texts if t != ""] if isinstance(inputs, str) else texts
+        limit = knobs["embed_context_tokens"]
+        count = 0
+        for i, text in enumerate(texts):
+            tokens = tokenize(text)
+            if limit is not None and len(tokens) > limit:
+                if body.get("truncate") is False:
+                    return self._error(400, "input length exceeds maximum context length")
+                tokens = tokens[:limit]
+                texts[i] = "".join(tokens)  # the model only sees the first `limit` tokens
+            count += len(tokens)
         dim = int(body.get("dimensions") or knobs["embedding_dim"])
         make = knobs["embedding"] or (lambda t: hash_embedding(t, dim))
         embeddings = [list(make(t)) for t in texts]
@@ -456,9 +481,47 @@ class _Handler(BaseHTTPRequestHandler):
                 "embeddings": embeddings,
                 "total_duration": max(int((time.monotonic() - started) * 1e9), 1),
                 "load_duration": 1_000_000,
-                "prompt_eval_count": sum(len(tokenize(t)) for t in texts),
+                "prompt_eval_count": count,
             },
         )
+
+    def _pull(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
+        """``POST /api/pull``: progress lines as Ollama streams them; the model is then installed."""
+        name = body.get("model") or body.get("name") or ""
+        if not name:
+            return self._error(400, "invalid model name")
+        stream = body.get("stream", True) is not False
+        known = knobs["pullable"] is None or _normalize_model(name) in {
+            _normalize_model(m) for m in knobs["pullable"]
+        }
+        digest = "sha256:" + hashlib.sha256(_normalize_model(name).encode()).hexdigest()
+        total = 4_000_000
+        steps: list[dict[str, Any]] = [{"status": "pulling manifest"}]
+        if known:
+            short = f"pulling {digest[7:19]}"
+            steps += [
+                {"status": short, "digest": digest, "total": total, "completed": done}
+                for done in (0, total // 2, total)
+            ]
+            steps += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"}]
+            steps += [{"status": "success"}]
+        error = None if known else "pull model manifest: file does not exist"
+        if not stream:
+            for _ in steps:
+                self._wait(knobs["token_delay"])
+            if error is not None:
+                return self._error(500, error)
+            self.fake._installed_by_pull(name)
+            return self._send_json(200, {"status": "success"})
+        self._start_stream()
+        for step in steps:
+            self._wait(knobs["token_delay"])
+            if step["status"] == "success":
+                self.fake._installed_by_pull(name)
+            self._stream_line(step)
+        if error is not None:
+            self._stream_line({"error": error})
+        self._end_stream()
 
     def _model_entry(self, name: str) -> dict[str, Any]:
         name = _normalize_model(name)
@@ -601,6 +664,7 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict[str, Any], dict[str, Any
     ("POST", "/api/chat"): _Handler._chat,
     ("POST", "/api/generate"): _Handler._generate,
     ("POST", "/api/embed"): _Handler._embed,
+    ("POST", "/api/pull"): _Handler._pull,
     ("POST", "/api/show"): _Handler._show,
     ("GET", "/api/tags"): _Handler._tags,
     ("GET", "/api/ps"): _Handler._ps,
@@ -631,7 +695,10 @@ class FakeOllama:
       ``{"error": error_message}`` (``/v1``: the OpenAI error shape); ``status_code_times``: only for the
       next N such requests, after which ``status_code`` resets to ``None`` (``None``: every request).
     - ``embedding_dim``: vector length for ``/api/embed`` (a request's ``dimensions`` overrides it);
-      ``embedding``: optional callable ``(text) -> list[float]`` replacing the hash vectors.
+      ``embedding``: optional callable ``(text) -> list[float]`` replacing the hash vectors;
+      ``embed_context_tokens``: the embedding model's context in fake tokens (``None``: unlimited).
+    - ``pullable``: model names ``/api/pull`` can fetch (``None``: any name); a pulled model joins
+      ``models`` (when ``models`` is not ``None``).
 
     Records: ``requests`` (list of ``RecordedRequest``), ``errors`` (unexpected server-side exceptions).
     """
@@ -650,6 +717,8 @@ class FakeOllama:
         error_message: str = "fake ollama: injected server error",
         embedding_dim: int = 8,
         embedding: Callable[[str], list[float]] | None = None,
+        embed_context_tokens: int | None = None,
+        pullable: Iterable[str] | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._stopping = threading.Event()
@@ -668,6 +737,8 @@ class FakeOllama:
         self.error_message = error_message
         self.embedding_dim = embedding_dim
         self.embedding = embedding
+        self.embed_context_tokens = embed_context_tokens
+        self.pullable: set[str] | None = set(pullable) if pullable is not None else None
 
     # ------------------------------------------------------------ lifecycle
     @property
@@ -720,8 +791,9 @@ class FakeOllama:
         unknown = set(knobs) - set(_KNOBS)
         if unknown:
             raise TypeError(f"unknown FakeOllama knob(s): {sorted(unknown)}")
-        if "models" in knobs and knobs["models"] is not None:
-            knobs["models"] = set(knobs["models"])
+        for name in ("models", "pullable"):
+            if knobs.get(name) is not None:
+                knobs[name] = set(knobs[name])
         with self._lock:
             for name, value in knobs.items():
                 setattr(self, name, value)
@@ -732,6 +804,11 @@ class FakeOllama:
         with self._lock:
             self.requests.clear()
             self.errors.clear()
+
+    def _installed_by_pull(self, name: str) -> None:
+        with self._lock:
+            if self.models is not None:
+                self.models = {*self.models, _normalize_model(name)}
 
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
@@ -755,8 +832,9 @@ class FakeOllama:
                 self.status_code_times -= 1
                 if self.status_code_times <= 0:
                     self.status_code = self.status_code_times = None
-            if knobs["models"] is not None:
-                knobs["models"] = set(knobs["models"])
+            for name in ("models", "pullable"):
+                if knobs[name] is not None:
+                    knobs[name] = set(knobs[name])
             return knobs
 
 

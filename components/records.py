@@ -35,8 +35,15 @@ def provenance_header(file_path: str, symbol: str, source_type: str) -> str:
 
 
 def line_of(text: str, char_offset: int) -> int:
-    """1-based line number of ``char_offset`` in ``text`` (lines end at ``\\n``)."""
-    return text.count("\n", 0, char_offset) + 1
+    """1-based line number of ``char_offset`` in ``text``.
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as in Python's tokenizer and editors, so a file
+    with old-Mac or mixed line endings gets the line numbers its AST has (and distinct record ids).
+    """
+    lone_cr = text.count("\r", 0, char_offset) - text.count("\r\n", 0, char_offset)
+    if char_offset > 0 and text[char_offset - 1 : char_offset + 1] == "\r\n":
+        lone_cr -= 1  # the offset splits a CRLF pair: its \r is not a line break of its own
+    return text.count("\n", 0, char_offset) + lone_cr + 1
 
 
 def make_record(

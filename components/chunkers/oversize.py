@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from haystack import Document, component
 
-from components.records import provenance_header, record_id
+from components.records import line_of, provenance_header, record_id
 
 
 def split_on_lines(content: str, max_chars: int) -> list[tuple[int, int]]:
@@ -99,9 +99,9 @@ class OversizeSplitter:
             meta["header"] = provenance_header(path, symbol, stype)
             doc_id = record_id(path, symbol, meta["start_line"])
         else:
-            start_line = meta["start_line"] + content.count("\n", 0, a)
+            start_line = meta["start_line"] + line_of(content, a) - 1
             meta["start_line"] = start_line
-            meta["end_line"] = meta["start_line"] + content.count("\n", a, b - 1)
+            meta["end_line"] = meta["start_line"] + line_of(content[a:b], b - 1 - a) - 1
             meta["start_char"] = doc.meta["start_char"] + a
             meta["end_char"] = doc.meta["start_char"] + b
             doc_id = record_id(path, symbol, start_line)

@@ -17,7 +17,8 @@ Rules (DESIGN.md):
   attributes); the methods are their own records, so no text is indexed twice.
 - Module-level code between definitions (module docstring, constants, ``if __name__ …``) becomes
   records of type ``module`` named after the dotted module path; runs of bare imports are skipped.
-- A file with a syntax error yields no records and no exception.
+- A file with a syntax error yields no records and no exception (listed in ``failed`` as
+  ``syntax_error``); a file the chunker cannot handle otherwise is listed as ``chunker_error``.
 Every content is the exact slice ``text[start_char:end_char]`` of the file.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 from bisect import bisect_right
 from functools import partial
 
@@ -35,6 +37,8 @@ from components.records import Source, make_record, source_text
 logger = logging.getLogger(__name__)
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BOM = "\ufeff"
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def _is_dunder(name: str) -> bool:
@@ -50,15 +54,21 @@ def _takes_arguments(node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: boo
 
 
 class _Offsets:
-    """Converts ast (line, UTF-8 byte column) positions to ``str`` offsets."""
+    """Converts ast (line, UTF-8 byte column) positions to ``str`` offsets.
+
+    Lines end where Python's tokenizer ends them (``\\r\\n``, a lone ``\\r`` or ``\\n``), so files
+    with old-Mac or mixed line endings map correctly; a leading BOM is not part of line 1's columns.
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.line_starts.append(i + 1)
-        self._lines = text.split("\n")
+        origin = 1 if text.startswith(_BOM) else 0
+        self.line_starts = [origin]
+        self._lines = []
+        for match in _NEWLINE.finditer(text, origin):
+            self._lines.append(text[self.line_starts[-1] : match.start()])
+            self.line_starts.append(match.end())
+        self._lines.append(text[self.line_starts[-1] :])
 
     def at(self, lineno: int, byte_col: int) -> int:
         line = self._lines[lineno - 1]
@@ -111,12 +121,17 @@ class PythonAstChunker:
         for source in sources:
             file_path, text = source_text(source)
             try:
-                tree = ast.parse(text, filename=file_path)
+                # Python accepts a UTF-8 BOM in a file but not in a string: parse without it.
+                tree = ast.parse(text.removeprefix(_BOM), filename=file_path)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 logger.info("skipping %s: does not parse (%s)", file_path, exc.__class__.__name__)
                 failed.append([file_path, "syntax_error"])
                 continue
-            documents.extend(self._chunk(file_path, text, tree))
+            try:
+                documents.extend(self._chunk(file_path, text, tree))
+            except Exception as exc:  # noqa: BLE001 - one odd file must not cost the others (counted)
+                logger.warning("skipping %s: cannot be chunked (%s: %s)", file_path, type(exc).__name__, exc)
+                failed.append([file_path, "chunker_error"])
         return {"documents": documents, "failed": failed}
 
     # ------------------------------------------------------------------------------------------

@@ -11,12 +11,41 @@ import sys
 from pathlib import Path
 
 import typer
+from typer.core import TyperGroup
 
 import app  # noqa: F401 - sets telemetry env vars before anything else is imported
 from app.errors import CodegroundError
 
+# The ClickException class of the click Typer uses (recent Typer vendors its own copy of click).
+_ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Usage errors (``-k abc``, a missing argument, an unknown option) as one ``error:`` line on
+    stderr with click's exit status 2, instead of a multi-line usage panel."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `codeground`: the help text
+                exc.show()
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.secho(f"error: {' '.join(exc.format_message().split())}{hint}", fg="red", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.secho("error: aborted", fg="red", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 cli = typer.Typer(
     name="codeground",
+    cls=_OneLineUsageErrors,
     help="Ask a code repository a question; get answers grounded in and cited from the repository.",
     no_args_is_help=True,
     add_completion=False,
@@ -271,17 +300,28 @@ def compare(
 
 
 def _recall_table(title: str, rows: list[dict]):
-    """One row per pipeline: recall@1/3/5/10, warm latency p50/p95, sources over 2,000 chars."""
+    """One row per pipeline: recall@1/3/5/10, warm latency p50/p95, sources over 2,000 chars.
+
+    A pipeline whose reranker had no opinion (model missing, LLM unreachable…) is starred and the
+    caption says on how many questions: its figures are the fused order's, not a reranker's.
+    """
     from rich.table import Table
 
-    table = Table(title=f"{title}: recall@k (IoU > 0.05), warm retrieval latency")
+    unranked = [
+        f"{row['pipeline']}: reranker had no opinion on "
+        f"{row['reranker_no_opinion']}/{row['questions']} questions"
+        for row in rows
+        if row.get("reranker_no_opinion")
+    ]
+    caption = f"* {'; '.join(unranked)} (those figures are the fused order's)" if unranked else None
+    table = Table(title=f"{title}: recall@k (IoU > 0.05), warm retrieval latency", caption=caption)
     table.add_column("pipeline", no_wrap=True)
     for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", ">2000 chars"):
         table.add_column(col, justify="right")
     for row in rows:
         r, lat = row["recall"], row["latency"]
         table.add_row(
-            row["pipeline"],
+            row["pipeline"] + ("*" if row.get("reranker_no_opinion") else ""),
             *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
             f"{lat['p50']:.0f}",
             f"{lat['p95']:.0f}",

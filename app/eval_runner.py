@@ -14,6 +14,7 @@ from app.pipelines import PIPELINES_DIR, installed, read_pipeline_dict, settings
 from app.query import GENERATION_COMPONENTS
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
+NO_RERANK_NOTICE = "reranking unavailable:"  # FallbackRanker's and OllamaLLMRanker's no-opinion notice
 
 
 def _retrieval_fingerprint(path: Path) -> str:
@@ -66,18 +67,21 @@ def _span(doc) -> Span:
 
 
 def search_all(engine, questions: list[Question], k: int) -> tuple[dict[str, list[Span]], dict[str, Any]]:
-    """Search every question once; returns results and the latencies (seconds) and notices seen."""
+    """Search every question once; returns results and the latencies (seconds), notices seen and the
+    number of questions on which the reranker had no opinion (its "reranking unavailable" notice)."""
     results: dict[str, list[Span]] = {}
     latencies: list[float] = []
     notices: dict[str, None] = {}
+    no_opinion = 0
     for q in questions:
         t0 = time.perf_counter()
         result = engine.search(q.question, k=k)
         latencies.append(time.perf_counter() - t0)
         results[q.question_id] = [_span(d) for d in result.documents]
+        no_opinion += any(n.startswith(NO_RERANK_NOTICE) for n in result.notices)
         for notice in result.notices:
             notices.setdefault(notice.split(";")[0], None)
-    return results, {"latencies": latencies, "notices": list(notices)}
+    return results, {"latencies": latencies, "notices": list(notices), "reranker_no_opinion": no_opinion}
 
 
 def evaluate_pipelines(
@@ -110,6 +114,8 @@ def evaluate_pipelines(
                 "oversize_sources": report.oversize_sources,
                 "latency": latency_summary(info["latencies"]),
                 "notices": info["notices"],
+                # questions whose ranking is the fused order because the reranker had no opinion
+                "reranker_no_opinion": info["reranker_no_opinion"],
             }
         )
     return rows

@@ -10,7 +10,13 @@ from typing import Any
 from app.errors import CodegroundError
 from app.evaluation import Question, Span, latency_summary, load_questions, recall_at_ks
 from app.manifest import Manifest
-from app.pipelines import PIPELINES_DIR, installed, read_pipeline_dict, settings_fingerprint
+from app.pipelines import (
+    DEFAULT_INDEX_PIPELINE,
+    PIPELINES_DIR,
+    installed,
+    read_pipeline_dict,
+    settings_fingerprint,
+)
 from app.query import GENERATION_COMPONENTS
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
@@ -33,10 +39,21 @@ def default_variants() -> list[Path]:
     """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
 
     Index pipelines are excluded, so is a YAML that needs an optional extra that is not installed
-    (``query_llamacpp.yaml`` without ``[llamacpp]``), and so is a YAML that differs from an earlier
-    one only in how it answers (e.g. ``query_openai.yaml``): retrieval figures would repeat a row.
+    (``query_llamacpp.yaml`` without ``[llamacpp]``), so is a YAML that embeds questions with another
+    embedder than ``index.yaml`` (``query_ollama_embed.yaml`` needs its own index), and so is a YAML
+    that differs from an earlier one only in how it answers (e.g. ``query_openai.yaml``): retrieval
+    figures would repeat a row.
     """
-    found = sorted(p for p in PIPELINES_DIR.glob("*.yaml") if not p.name.startswith("index") and installed(p))
+    from app.manifest import embedder_identity
+
+    indexed_with = embedder_identity(read_pipeline_dict(DEFAULT_INDEX_PIPELINE))
+    found = sorted(
+        p
+        for p in PIPELINES_DIR.glob("*.yaml")
+        if not p.name.startswith("index")
+        and installed(p)
+        and embedder_identity(read_pipeline_dict(p)) in (None, indexed_with)
+    )
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
     seen: set[str] = set()
     chosen = []

@@ -3,9 +3,11 @@
 Rules:
 - Only new or changed files (by sha256) are chunked and embedded; records of changed and deleted
   files are removed first, so an incremental run leaves exactly the records a full rebuild would.
-- A change of index format, embedder, indexing settings (the pipeline definition) or repository
-  root forces a full rebuild; so does ``full=True``.
-- The run writes a new generation and commits it atomically (``app.index_dir``).
+- A change of index format, embedder (kind or model), indexing settings (the pipeline definition)
+  or repository root forces a full rebuild; so does ``full=True``.
+- The run writes a new generation and commits it atomically (``app.index_dir``); any failure (an
+  embedding server that is down, a model that cannot load) is one line and leaves the previous
+  generation live and untouched.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Any
 
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
-from app.manifest import FORMAT, FileEntry, Manifest
-from app.pipelines import build_pipeline, embedder_id, read_pipeline_dict, resolve, settings_fingerprint
+from app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
+from app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 
 BATCH_FILES = 64
 
@@ -47,7 +49,7 @@ class IndexResult:
 
 
 def _rebuild_reason(
-    prev: Manifest | None, *, full: bool, settings: str, embedder: str | None, root: str
+    prev: Manifest | None, *, full: bool, settings: str, embedder: EmbedderIdentity | None, root: str
 ) -> str:
     if full:
         return "--full"
@@ -55,8 +57,8 @@ def _rebuild_reason(
         return "no previous index"
     if prev.format != FORMAT:
         return "index format changed"
-    if prev.embedder != embedder:
-        return f"embedder changed ({prev.embedder} -> {embedder})"
+    if prev.embedder_identity != embedder:
+        return f"embedder changed ({prev.embedder_identity} -> {embedder})"
     if prev.settings != settings:
         return "indexing settings changed"
     if prev.root != root:
@@ -93,7 +95,7 @@ def run_index(
         raise CodegroundError(f"not a directory: {repo}")
     data = read_pipeline_dict(pipeline_path)
     settings = settings_fingerprint(data)
-    embedder = embedder_id(data)
+    embedder = embedder_identity(data)
     location = IndexDir(index_dir)
 
     with location.lock():
@@ -134,8 +136,12 @@ def run_index(
         try:
             result.generation = gen
             pipeline = build_pipeline(resolve(data, index_dir=gen))
-            pipeline.warm_up()
+            try:
+                pipeline.warm_up()
+            except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
+                raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
             chroma, bm25 = _stores(pipeline)
+            dim: int | None = None
 
             entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
             stale = [i for f in todo for i in old_files.get(f.meta["file_path"], FileEntry("", [])).ids]
@@ -150,8 +156,16 @@ def run_index(
             unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
             for start in range(0, len(todo), BATCH_FILES):
                 batch = todo[start : start + BATCH_FILES]
-                out = pipeline.run({"router": {"sources": batch}}, include_outputs_from={"splitter"})
+                try:
+                    out = pipeline.run(
+                        {"router": {"sources": batch}}, include_outputs_from={"splitter", "embedder"}
+                    )
+                except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
+                    raise CodegroundError(_failure("indexing failed", exc)) from exc
                 records = out.get("splitter", {}).get("documents", [])
+                embedded = out.get("embedder", {}).get("documents") or []
+                if dim is None and embedded and embedded[0].embedding is not None:
+                    dim = len(embedded[0].embedding)
                 for name in ("python", "notebook"):
                     for path, why in out.get(name, {}).get("failed", []):
                         unparsed[path] = why
@@ -181,11 +195,12 @@ def run_index(
                     "run `codeground index --full`"
                 )
             manifest = Manifest(
-                embedder=embedder,
+                embedder=embedder.model if embedder else None,
+                embedder_kind=embedder.kind if embedder else None,
                 settings=settings,
                 root=str(repo),
                 chunk_count=expected,
-                embedding_dim=_embedding_dim(pipeline),
+                embedding_dim=_embedding_dim(pipeline) or dim or (None if rebuild else prev.embedding_dim),
                 records_by_type=dict(sorted(by_type.items())),
                 walk=walk_report,
                 files=dict(sorted(entries.items())),
@@ -225,9 +240,31 @@ def _with_unparsed(
     return {**report, "unparsed": dict(sorted(merged.items())), "unparsed_counts": counts}
 
 
+def _failure(what: str, exc: BaseException) -> str:
+    """One line naming the failing component and its error, saying the previous index is unchanged."""
+    from haystack.core.errors import PipelineRuntimeError
+
+    where = ""
+    cause: BaseException = exc
+    if isinstance(exc, PipelineRuntimeError) and exc.component_name:
+        kind = exc.component_type.__name__ if exc.component_type else "component"
+        where = f" in '{exc.component_name}' ({kind})"
+        cause = exc.__cause__ or exc
+    message = " ".join(str(cause).split())
+    if isinstance(exc, PipelineRuntimeError) and "Error:" in message and cause is exc:
+        message = message.split("Error:", 1)[1].strip()
+    hint = ""
+    if "ollama" in f"{where} {message}".lower():
+        hint = "; start Ollama and pull the model with `codeground ollama serve`"
+    detail = message[:240] or cause.__class__.__name__
+    return f"{what}{where}: {detail}{hint}; nothing in the index was changed"
+
+
 def _embedding_dim(pipeline) -> int | None:
     try:
-        backend = pipeline.get_component("embedder").embedding_backend
-        return int(backend.model.get_embedding_dimension())
+        embedder = pipeline.get_component("embedder")
+        if getattr(embedder, "dimension", None):  # components.embedders.openvino_document
+            return int(embedder.dimension)
+        return int(embedder.embedding_backend.model.get_embedding_dimension())
     except Exception:  # noqa: BLE001 - a custom embedder may not expose it
         return None

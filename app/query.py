@@ -2,7 +2,10 @@
 
 Rules:
 - The index is opened through its ``CURRENT`` generation; a missing index or one whose manifest
-  disagrees with its live stores (record counts, embedder) is refused with one actionable line.
+  disagrees with its live stores (record counts) is refused with one actionable line, and so is a
+  pipeline whose query embedder (kind + model) is not the one that embedded the index.
+- The prompt's ``concept_prompt`` comes from ``--system-prompt``, the repository's
+  ``.codeground/prompt.md`` or the default (``app.concept_prompt``); the grounding contract follows it.
 - The pipeline YAML is the full query pipeline; `search` uses it without its prompt and LLM
   components, so swapping the YAML swaps retrieval for both.
 - Models and stores load once per engine (``warm_up``); the engine is reused across questions.
@@ -17,13 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.concept_prompt import resolve_concept_prompt
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
-from app.manifest import Manifest
-from app.pipelines import build_pipeline, embedder_id, read_pipeline_dict, resolve
+from app.manifest import EmbedderIdentity, Manifest, embedder_identity
+from app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 
 GENERATION_COMPONENTS = ("prompt", "llm", "grounding")
 NOTICE_COMPONENTS = ("rewriter", "ranker", "llm", "grounding")
+# A longer question would crowd the sources (and the grounding contract) out of the model's context.
+MAX_QUESTION_CHARS = 4000
 
 
 @dataclass
@@ -65,16 +71,18 @@ def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
 class QueryEngine:
     """One pipeline YAML over one index, loaded once and reused."""
 
-    def __init__(self, index_dir: str | Path, pipeline_path: str | Path) -> None:
+    def __init__(
+        self, index_dir: str | Path, pipeline_path: str | Path, *, system_prompt: str | Path | None = None
+    ) -> None:
         self.gen, self.manifest = open_index(index_dir)
         self.pipeline_path = Path(pipeline_path)
         self.data = read_pipeline_dict(self.pipeline_path)
-        wanted = embedder_id(self.data)
-        if wanted is not None and wanted != self.manifest.embedder:
-            raise CodegroundError(
-                f"the index was built with embedder {self.manifest.embedder!r} but {self.pipeline_path.name} "
-                f"embeds queries with {wanted!r}: re-index with the matching index pipeline"
-            )
+        wanted = embedder_identity(self.data)
+        if not self.manifest.embedded_by(wanted):
+            raise CodegroundError(_embedder_mismatch(self.manifest, wanted, self.pipeline_path))
+        self.concept_prompt = resolve_concept_prompt(
+            system_prompt=system_prompt, repo_root=self.manifest.root
+        )
         self._search_pipeline = None
         self._answer_pipeline = None
         self._sockets: dict[int, list[tuple[str, str]]] = {}
@@ -166,6 +174,11 @@ class QueryEngine:
     def _run(self, pipeline, question: str, history: list | None, extra: dict[str, Any]) -> dict[str, Any]:
         if not question or not question.strip():
             raise CodegroundError("the question is empty")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise CodegroundError(
+                f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
+                "(quote only the lines that matter)"
+            )
         data = self._inputs(pipeline, question, history)
         for name, values in extra.items():
             if name in pipeline.graph.nodes:
@@ -197,6 +210,8 @@ class QueryEngine:
         """Retrieval plus the streamed, grounded answer."""
         t0 = time.perf_counter()
         extra: dict[str, Any] = {}
+        if "concept_prompt" in self.answer_pipeline.inputs().get("prompt", {}):
+            extra["prompt"] = {"concept_prompt": self.concept_prompt.text}
         if on_token is not None:
             extra["llm"] = {"streaming_callback": lambda chunk: on_token(chunk.content or "")}
         out = self._run(self.answer_pipeline, question, history, extra)
@@ -211,6 +226,33 @@ class QueryEngine:
             seconds=time.perf_counter() - t0,
             grounding=out.get("grounding", {}).get("grounding"),
         )
+
+
+def _embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path) -> str:
+    """Both embedders and the fix: the shipped YAMLs that match the index, or how to re-index."""
+    have = manifest.embedder_identity
+    matching = sorted(
+        p.name
+        for p in PIPELINES_DIR.glob("*.yaml")
+        if not p.name.startswith("index") and _identity_of(p) == have and have is not None
+    )
+    rebuild = sorted(p.name for p in PIPELINES_DIR.glob("index*.yaml") if _identity_of(p) == wanted)
+    fixes = []
+    if matching:
+        fixes.append("query with --pipeline " + " or ".join(f"pipelines/{n}" for n in matching[:3]))
+    index_yaml = f"pipelines/{rebuild[0]}" if rebuild else "an index YAML with that embedder"
+    fixes.append(f"re-index with `codeground index REPO --full --pipeline {index_yaml}`")
+    return (
+        f"the index was embedded with {have} but {pipeline_path.name} embeds questions with {wanted}; "
+        + ", or ".join(fixes)
+    )
+
+
+def _identity_of(path: Path) -> EmbedderIdentity | None:
+    try:
+        return embedder_identity(read_pipeline_dict(path))
+    except CodegroundError:
+        return None
 
 
 def _shown_to_model(docs: list[Any], out: dict[str, Any]) -> list[Any]:

@@ -1,4 +1,4 @@
-"""The fake Ollama's ``/api/embed`` input rules and ``/api/pull`` stream, through the real ``ollama`` client."""
+"""The fake Ollama's `/api/embed` input rules and `/api/pull` stream, through the real `ollama` client."""
 
 from __future__ import annotations
 

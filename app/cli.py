@@ -58,6 +58,12 @@ INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
 REPO_OPTION = typer.Option(None, "--repo", help="Repository whose default index to use (default: .).")
 PREFIX_OPTION = typer.Option(None, "--path-prefix", help="Prefix of the dataset's paths (default: guessed).")
 JSON_REPORT_OPTION = typer.Option(None, "--json", help="Also write the figures to this JSON file.")
+SYSTEM_PROMPT_OPTION = typer.Option(
+    None,
+    "--system-prompt",
+    help="Concept prompt file the model reads first (default: <repo>/.codeground/prompt.md, else built in); "
+    "the grounding contract always follows it.",
+)
 
 
 @cli.callback()
@@ -176,11 +182,26 @@ def _index_dir(index_dir: Path | None, repo: Path | None) -> Path:
     return index_dir or default_index_dir(repo or Path("."))
 
 
-def _engine(index_dir: Path | None, repo: Path | None, pipeline: Path | None):
+def _engine(
+    index_dir: Path | None, repo: Path | None, pipeline: Path | None, system_prompt: Path | None = None
+):
     from app.pipelines import PIPELINES_DIR
     from app.query import QueryEngine
 
-    return QueryEngine(_index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml")
+    return QueryEngine(
+        _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", system_prompt=system_prompt
+    )
+
+
+def _use_system_prompt(system_prompt: Path | None) -> None:
+    """Check a ``--system-prompt`` file now and hand it to every engine this process builds."""
+    import os
+
+    from app.concept_prompt import ENV_VAR, read_prompt_file
+
+    if system_prompt is not None:
+        read_prompt_file(system_prompt)
+        os.environ[ENV_VAR] = str(system_prompt.resolve())
 
 
 def _check_k(k: int) -> None:
@@ -365,6 +386,7 @@ def query(
     strict: bool = typer.Option(
         False, "--strict", help="Exit with status 3 when the answer names an identifier the repository lacks."
     ),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Answer a question from the repository: streamed answer, then the cited files, then notices."""
 
@@ -373,7 +395,7 @@ def query(
         sys.stdout.flush()
 
     try:
-        engine = _engine(index_dir, repo, pipeline)
+        engine = _engine(index_dir, repo, pipeline, system_prompt)
         result = engine.answer(question, on_token=on_token)
     except CodegroundError as exc:
         _fail(str(exc))
@@ -402,6 +424,7 @@ def eval_answers(
     repo: Path | None = REPO_OPTION,
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
     as_json: Path | None = JSON_REPORT_OPTION,
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Answers with the full pipeline: share naming invented identifiers, refusals, LLM failures, latency."""
     import json
@@ -418,6 +441,7 @@ def eval_answers(
     sets = [("answerable", gold)] + ([("unanswerable", unanswerable)] if unanswerable else [])
     rows = []
     try:
+        _use_system_prompt(system_prompt)
         for name, path in sets:
             questions = load_questions(path, require_sources=False)[:limit]
             row = evaluate_answers(
@@ -453,6 +477,7 @@ def chat(
     index_dir: Path | None = INDEX_DIR_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(7860, "--port", help="Port to serve on."),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Serve the chat in the browser (Gradio) over the same query pipelines."""
     from app.pipelines import PIPELINES_DIR
@@ -460,6 +485,7 @@ def chat(
 
     target = _index_dir(index_dir, repo)
     try:
+        _use_system_prompt(system_prompt)
         open_index(target)
         from app.ui import serve
 

@@ -14,13 +14,14 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.concept_prompt import resolve_concept_prompt
+from app.concept_prompt import ConceptPrompt, resolve_concept_prompt
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
 from app.manifest import EmbedderIdentity, Manifest, embedder_identity
@@ -80,9 +81,7 @@ class QueryEngine:
         wanted = embedder_identity(self.data)
         if not self.manifest.embedded_by(wanted):
             raise CodegroundError(_embedder_mismatch(self.manifest, wanted, self.pipeline_path))
-        self.concept_prompt = resolve_concept_prompt(
-            system_prompt=system_prompt, repo_root=self.manifest.root
-        )
+        self.system_prompt = system_prompt
         self._search_pipeline = None
         self._answer_pipeline = None
         self._sockets: dict[int, list[tuple[str, str]]] = {}
@@ -122,6 +121,11 @@ class QueryEngine:
                     f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
                     f"{count}; rebuild with `codeground index PATH --full`"
                 )
+
+    @functools.cached_property
+    def concept_prompt(self) -> ConceptPrompt:
+        """The prompt the model reads first (read when first needed: ``search`` does not use it)."""
+        return resolve_concept_prompt(system_prompt=self.system_prompt, repo_root=self.manifest.root)
 
     @property
     def search_pipeline(self):

@@ -11,6 +11,9 @@ Rules:
   plain question/answer turns the rewriter reads); nothing is shared between tabs.
 - Nothing fails silently: rewrite, rerank fallback, an unreachable LLM (with how to start it), a
   missing, stale or empty index are shown in the conversation or the status line.
+- Once an answer has streamed, the identifiers the grounding check found nowhere in the repository
+  are marked where the answer names them (⚠, a wavy underline and the tooltip "not found in this
+  repository"), besides the "not found in this repository: …" notice under it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ CSS = """
 #cg-chat details.cg-source > summary { cursor: pointer; }
 #cg-chat details pre { max-height: 28em; overflow: auto; }
 #cg-status p { margin: 0; }
+#cg-chat mark.cg-unknown { background: none; color: inherit; cursor: help;
+  text-decoration: underline wavy #d92d20; text-decoration-skip-ink: none; }
 """
 
 
@@ -240,6 +245,7 @@ def build_app(
                         pipeline=label,
                         seconds=result.seconds,
                         empty_index=engine is not None and engine.manifest.chunk_count == 0,
+                        unknown=(result.grounding or {}).get("unknown", ()),
                     ),
                 }
                 added = [{"role": "user", "content": question}]

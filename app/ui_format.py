@@ -10,6 +10,9 @@ Rules:
 - No sources: one line saying the repository has nothing on this (or that the index is empty).
 - Notices (rewrite, rerank fallback, LLM unreachable, stale index, ...) are shown as blockquote lines,
   verbatim apart from HTML escaping, each with a marker saying what kind of notice it is.
+- Identifiers the grounding check found nowhere in the repository are marked inside the finished
+  answer (``mark_unknown``): each whole occurrence becomes ``<mark class="cg-unknown" title="not
+  found in this repository">⚠ name</mark>``, in prose, in inline code and in fenced code alike.
 """
 
 from __future__ import annotations
@@ -180,15 +183,17 @@ def format_turn(
     pipeline: str | None = None,
     seconds: float | None = None,
     empty_index: bool = False,
+    unknown: Sequence[str] = (),
 ) -> str:
     """A finished assistant message: answer, notices, sources, footer (empty parts left out).
 
     With no answer (LLM unreachable, model missing) the sources are still shown, and the notices say
-    how to fix it.
+    how to fix it. ``unknown`` (the grounding check's names found nowhere in the repository) are
+    marked where the answer names them.
     """
     parts = []
     if answer and answer.strip():
-        parts.append(answer.strip())
+        parts.append(mark_unknown(answer.strip(), unknown))
     elif documents:
         parts.append("_No answer was generated; the sources found are below._")
     block = format_notices(notices)
@@ -205,3 +210,131 @@ def format_partial(answer_so_far: str, *, status: str = "") -> str:
     if not answer_so_far:
         return f"_{status or 'searching the repository…'}_"
     return answer_so_far + " ▌"
+
+
+# -- identifiers the repository does not have --------------------------------------------------------
+UNKNOWN_TITLE = "not found in this repository"
+_FENCE_START = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+# Markdown punctuation written as entities, so text inside inline ``<code>`` stays literal.
+_MD_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_[]~|"}
+
+
+def _literal(text: str) -> str:
+    """``text`` for raw HTML inside Markdown: escaped, and Markdown punctuation made inert."""
+    escaped = html.escape(text, quote=False)
+    return "".join(_MD_ENTITIES.get(c, c) for c in escaped)
+
+
+def _mark(name: str) -> str:
+    return f'<mark class="cg-unknown" title="{UNKNOWN_TITLE}">⚠ {_literal(name)}</mark>'
+
+
+def _looks_like_code(name: str) -> bool:
+    """snake_case, dotted or CamelCase: a word prose does not use (``fit`` alone might be English)."""
+    core = name.strip("_")
+    return "_" in core or "." in core or bool(re.search(r"[a-z\d][A-Z]|[A-Z]{2}[a-z]", core))
+
+
+def _unknown_pattern(unknown: Iterable[str]) -> re.Pattern[str] | None:
+    names = sorted({n.strip() for n in unknown if n and n.strip()}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in names) + r")(?!\w)")
+
+
+def _mark_code(code: str, pattern: re.Pattern[str], *, inline: bool = True) -> str:
+    """Code as raw HTML text with every unknown name marked. Inside a ``<pre>`` block Markdown is not
+    parsed, so plain HTML escaping is enough there; inline, Markdown punctuation is made inert too."""
+    escape = _literal if inline else (lambda t: html.escape(t, quote=False))
+    out, last = [], 0
+    for m in pattern.finditer(code):
+        out += [escape(code[last : m.start()]), _mark(m.group(0))]
+        last = m.end()
+    return "".join(out) + escape(code[last:])
+
+
+def _word_at(text: str, start: int, end: int) -> str:
+    """The whitespace-delimited run around ``text[start:end]``."""
+    left = max(text.rfind(c, 0, start) for c in " \t\n") + 1
+    right = min((k for k in (text.find(c, end) for c in " \t\n") if k >= 0), default=len(text))
+    return text[left:right]
+
+
+def _mark_prose(text: str, pattern: re.Pattern[str]) -> str:
+    """Prose: a name is marked when it looks like code or is written as a call or keyword (``fit(``,
+    ``fit=``); never inside a URL, path, e-mail address or HTML tag."""
+    out, last = [], 0
+    for m in pattern.finditer(text):
+        if any(s in _word_at(text, m.start(), m.end()) for s in ("/", "@", "<", ">")):
+            continue
+        if not (_looks_like_code(m.group(0)) or text[m.end() : m.end() + 1] in ("(", "=")):
+            continue
+        out += [text[last : m.start()], _mark(m.group(0))]
+        last = m.end()
+    return "".join(out) + text[last:]
+
+
+def _mark_text(text: str, pattern: re.Pattern[str]) -> str:
+    """Text outside fences: inline code spans holding an unknown name become ``<code>`` HTML."""
+    out, last = [], 0
+    for m in _INLINE_CODE.finditer(text):
+        code = m.group(2)
+        if code.startswith(" ") and code.endswith(" ") and code.strip():
+            code = code[1:-1]
+        if not pattern.search(code):
+            continue
+        out += [_mark_prose(text[last : m.start()], pattern), f"<code>{_mark_code(code, pattern)}</code>"]
+        last = m.end()
+    return "".join(out) + _mark_prose(text[last:], pattern)
+
+
+def _mark_fence(lines: list[str], indent: str, info: str, pattern: re.Pattern[str]) -> str:
+    """A fenced block's body holding an unknown name, as one ``<pre>`` HTML block (a blank line in the
+    code cannot end it) with the names marked; the fence's language is kept as a class."""
+    body = "".join(line[len(indent) :] if line.startswith(indent) else line.lstrip(" ") for line in lines)
+    language = info.strip().split(" ")[0] if info.strip() else ""
+    cls = f' class="language-{html.escape(language)}"' if language else ""
+    code = _mark_code(body.rstrip("\n"), pattern, inline=False)
+    return f'{indent}<pre class="cg-code"><code{cls}>{code}</code></pre>'
+
+
+def mark_unknown(answer: str, unknown: Iterable[str]) -> str:
+    """``answer`` (Markdown) with every whole occurrence of an ``unknown`` identifier marked.
+
+    - Whole identifiers only: ``fit`` is not marked inside ``fit_fast`` or ``refit``; a dotted name
+      (``Trainer.fit_fast``) is matched whole, longer names first; names not listed are never marked.
+    - Inline code holding one becomes an HTML ``<code>`` element with the mark inside; a fenced block
+      holding one becomes a ``<pre>`` block (without syntax highlighting). Code without one is left
+      exactly as written, and so is a fence's end: an unclosed fence still runs to the end.
+    - In prose, only names that look like code (``snake_case``, ``Dotted.name``, ``CamelCase``) or are
+      written as a call or keyword argument are marked, so an English word is never flagged.
+    """
+    pattern = _unknown_pattern(unknown)
+    if pattern is None or not pattern.search(answer):
+        return answer
+    out: list[str] = []
+    text: list[str] = []
+    lines = answer.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        opened = _FENCE_START.match(lines[i].rstrip("\n"))
+        if opened is None or (opened.group(2)[0] == "`" and "`" in opened.group(3)):
+            text.append(lines[i])
+            i += 1
+            continue
+        indent, fence, info = opened.groups()
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        j = i + 1
+        while j < len(lines) and not closing.match(lines[j].rstrip("\n")):
+            j += 1
+        body, whole = lines[i + 1 : j], "".join(lines[i : j + 1])
+        out.append(_mark_text("".join(text), pattern))
+        text = []
+        if pattern.search("".join(body)):
+            out.append(_mark_fence(body, indent, info, pattern) + ("\n" if whole.endswith("\n") else ""))
+        else:
+            out.append(whole)
+        i = j + 1
+    out.append(_mark_text("".join(text), pattern))
+    return "".join(out)

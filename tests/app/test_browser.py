@@ -49,7 +49,8 @@ FOLLOW_UP_ANSWER = (
     "in `retry(times=2)` and returns the trainer itself, so calls can be chained (pkg/trainer.py:33-38)."
 )
 OTHER = "Where are the release notes?"
-OTHER_ANSWER = "The release notes are in NOTES.txt (NOTES.txt:1-3)."
+INVENTED = "load_release_notes"  # named by the answer, defined nowhere in the sample repository
+OTHER_ANSWER = f"The release notes are in NOTES.txt (NOTES.txt:1-3); `{INVENTED}()` prints them."
 
 
 def reply(request: dict) -> str:
@@ -194,6 +195,10 @@ def test_chat_streams_cites_expands_and_rewrites_follow_ups_in_a_real_browser(
             wait_for(lambda: bots.count() == 2 and "▌" in bots.nth(1).inner_text())  # streaming now
             ask(other, OTHER)
             watch_answer(other, 0)
+            # the invented name is marked where the answer names it, with a tooltip saying why
+            flagged = bot_messages(other).nth(0).locator("mark.cg-unknown")
+            assert flagged.count() == 1 and flagged.inner_text() == f"⚠ {INVENTED}"
+            assert flagged.get_attribute("title") == "not found in this repository"
             follow = bot_messages(page).nth(1).inner_text()
             assert "Sources" not in follow, "the other tab waited for this tab's slow answer"
             assert FIRST not in other.locator("#cg-chat").inner_text()

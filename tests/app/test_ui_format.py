@@ -17,6 +17,7 @@ from app.ui_format import (
     format_turn,
     language_for,
     line_range,
+    mark_unknown,
     notice_marker,
     source_label,
 )
@@ -211,3 +212,122 @@ def test_partial_answer_shows_a_cursor_and_a_status_before_the_first_token():
     assert format_partial("Call `fit`") == "Call `fit` ▌"
     assert format_partial("") == "_searching the repository…_"
     assert format_partial("", status="loading") == "_loading_"
+
+
+# -- identifiers the repository does not have, marked inside the answer -----------------------------
+MARK = '<mark class="cg-unknown" title="not found in this repository">⚠ '
+
+
+def rendered(markdown: str) -> str:
+    """CommonMark HTML (markdown-it, as rich uses it): what a Markdown view makes of the text."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").render(markdown)
+
+
+def marked_names(html_text: str) -> list[str]:
+    import html as html_module
+
+    return [html_module.unescape(m) for m in re.findall(r'class="cg-unknown"[^>]*>⚠ (.*?)</mark>', html_text)]
+
+
+def test_unknown_identifier_is_marked_in_prose():
+    out = mark_unknown("Then call Trainer.fit_fast on the data.", ["Trainer.fit_fast"])
+    assert out == f"Then call {MARK}Trainer.fit&#95;fast</mark> on the data."
+    assert marked_names(rendered(out)) == ["Trainer.fit_fast"]
+
+
+def test_only_whole_identifiers_are_marked():
+    answer = "fit_fast is invented; refit_fast, fit_fast_more and Trainer.fit_fastest are other names."
+    out = rendered(mark_unknown(answer, ["fit_fast"]))
+    assert marked_names(out) == ["fit_fast"]
+    assert "refit_fast, fit_fast_more and Trainer.fit_fastest" in out
+
+
+def test_grounded_and_known_names_are_not_marked():
+    answer = "Use `Trainer.fit(data)`, not `Trainer.fit_fast(data)`; `Trainer` is in pkg/trainer.py."
+    out = rendered(mark_unknown(answer, ["Trainer.fit_fast"]))
+    assert marked_names(out) == ["Trainer.fit_fast"]
+    assert "<code>Trainer.fit(data)</code>" in out and "<code>Trainer</code>" in out
+
+
+def test_every_occurrence_is_marked_longest_name_first():
+    answer = "`Trainer.fit_fast(data)` is not `fit_fast`; Trainer.fit_fast again."
+    assert marked_names(rendered(mark_unknown(answer, ["fit_fast", "Trainer.fit_fast"]))) == [
+        "Trainer.fit_fast", "fit_fast", "Trainer.fit_fast"]
+
+
+def test_unknown_inside_inline_code_is_marked_inside_a_code_element():
+    answer = "Call `Trainer(model, trust_remote=True).fit(data)` once."
+    out = rendered(mark_unknown(answer, ["trust_remote"]))
+    assert marked_names(out) == ["trust_remote"]
+    code = re.search(r"<code>(.*?)</code>", out).group(1)
+    assert code.startswith("Trainer(model, <mark") and code.endswith("=True).fit(data)")
+
+
+def test_markdown_inside_marked_inline_code_stays_literal():
+    out = rendered(mark_unknown("Try `fast_fit(*args, **kw)` or `x_y` <b>", ["fast_fit"]))
+    assert "(*args, **kw)" in out and "<em>" not in out and "<strong>" not in out
+    assert marked_names(out) == ["fast_fit"]
+
+
+def test_unknown_inside_a_fence_is_marked_and_the_fence_stays_one_block():
+    answer = (
+        "Like this:\n\n```python\nfrom pkg import Trainer\n\nt = Trainer()\n"
+        "t.fit_fast(data)  # <b>*x*</b>\n```\n"
+        "Then `Trainer.fit` runs.\n\n```python\nt.fit(data)\n```"
+    )
+    out_md = mark_unknown(answer, ["fit_fast"])
+    out = rendered(out_md)
+    assert marked_names(out) == ["fit_fast"]
+    assert out.count("<pre") == 2 and "```" not in out  # no fence left open or broken
+    marked_block = out[out.index('<pre class="cg-code">') : out.index("</pre>")]
+    assert "from pkg import Trainer\n\nt = Trainer()" in marked_block  # blank line kept inside the block
+    assert "# &lt;b&gt;*x*&lt;/b&gt;" in marked_block  # code is escaped, not markup
+    assert 'class="language-python"' in marked_block
+    assert "<p>Then <code>Trainer.fit</code> runs.</p>" in out
+    assert out_md.endswith("```python\nt.fit(data)\n```")  # a fence without unknown names is untouched
+
+
+def test_fences_and_inline_code_without_unknown_names_are_left_exactly_as_written():
+    answer = "```python\nt.fit(data)\n```\n\nText `Trainer.fit` here.\n\n~~~\nraw fit_fast?\n~~~\n"
+    out = mark_unknown(answer, ["fit_fast"])
+    assert out.startswith("```python\nt.fit(data)\n```\n\nText `Trainer.fit` here.\n\n")
+    assert out.endswith('<pre class="cg-code"><code>raw ' + MARK + "fit&#95;fast</mark>?</code></pre>\n")
+
+
+def test_unclosed_fence_still_runs_to_the_end():
+    out = rendered(mark_unknown("Code:\n```python\nt.fit_fast(data)\nmore()\n", ["fit_fast"]))
+    assert marked_names(out) == ["fit_fast"] and "more()</code></pre>" in out
+
+
+def test_a_plain_english_word_is_not_marked_in_prose():
+    answer = "`fit` is not here. This will fit in memory; call fit(data) or pass fit=True."
+    out = rendered(mark_unknown(answer, ["fit"]))
+    assert marked_names(out) == ["fit", "fit", "fit"]
+    assert "This will fit in memory" in out
+
+
+def test_urls_paths_and_citations_are_not_marked():
+    answer = "See https://x.org/fit_fast, docs/fit_fast.md:1-3 and a@fit_fast.com; fit_fast is invented."
+    out = mark_unknown(answer, ["fit_fast"])
+    assert out.count("<mark") == 1 and "https://x.org/fit_fast," in out and "docs/fit_fast.md:1-3" in out
+
+
+def test_no_unknown_names_leave_the_answer_unchanged():
+    answer = "Call `Trainer.fit`.\n```python\nt.fit()\n```"
+    assert mark_unknown(answer, []) == answer
+    assert mark_unknown(answer, ["fit_fast"]) == answer
+    assert mark_unknown(answer, ["", "  "]) == answer
+
+
+def test_turn_marks_unknown_names_in_the_answer_only():
+    out = format_turn(
+        "Use `Trainer.fit_fast(data)`.",
+        notices=["not found in this repository: Trainer.fit_fast"],
+        documents=[TRAINER],
+        unknown=["Trainer.fit_fast"],
+    )
+    assert out.count("<mark") == 1
+    assert out.index("<mark") < out.index("not found in this repository: Trainer.fit_fast")
+    assert format_turn("Use `Trainer.fit`.", documents=[TRAINER]).startswith("Use `Trainer.fit`.")

@@ -483,3 +483,17 @@ def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
     assert "query_llmrerank.yaml*" in text and "hybrid_norerank.yaml*" not in text
     assert "query_llmrerank.yaml: reranker had no opinion on 47/47 questions" in text
     assert "fused order" in text
+
+
+def test_llmrerank_yaml_is_query_yaml_with_only_the_ranker_swapped():
+    from app.pipelines import PIPELINES_DIR, read_pipeline_dict
+
+    full = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
+    llm = read_pipeline_dict(PIPELINES_DIR / "query_llmrerank.yaml")
+    assert llm["components"]["ranker"]["type"] == "components.rankers.llm_ranker.OllamaLLMRanker"
+    assert llm["components"]["ranker"]["init_parameters"]["max_candidates"] == 12
+    assert llm["components"]["ranker"]["init_parameters"]["max_chars"] == 700
+    for data in (full, llm):
+        data["components"].pop("ranker")
+    # a change to query.yaml outside its ranker belongs in query_llmrerank.yaml too
+    assert llm == full

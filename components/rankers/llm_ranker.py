@@ -197,9 +197,10 @@ class OllamaLLMRanker:
         self._timeout = sane_timeout(timeout_s)
         self._generator: Any = None
         self._lock = threading.Lock()
-        # a few workers: a request abandoned on cancel or timeout must not hold up the next query
+        # as many workers as the chat answers at once; a request abandoned on cancel or timeout
+        # (it ends within the client's own timeout) must not hold up the next query
         self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=4, thread_name_prefix="codeground-llmrank"
+            max_workers=8, thread_name_prefix="codeground-llmrank"
         )
 
     def warm_up(self) -> None:

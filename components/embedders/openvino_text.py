@@ -1,0 +1,58 @@
+"""Embed a query with the same OpenVINO export the documents were embedded with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from haystack import component
+
+from components.embedders.openvino_encoder import OpenVINOEncoder
+from components.embedders.openvino_export import exported_model
+
+
+@component
+class OpenVINOTextEmbedder:
+    """Drop-in for the stock ``SentenceTransformersTextEmbedder``, running an OpenVINO export.
+
+    Rule: the query must be embedded by the very model the index was embedded with — same source
+    model, same ``precision`` (the export is cached per machine, so both sides load one file). Tuned
+    for one text at a time (latency hint); no torch is imported, so a query process starts fast and
+    stays small.
+
+    Usage:
+    ```python
+    from components.embedders.openvino_text import OpenVINOTextEmbedder
+
+    embedder = OpenVINOTextEmbedder(model="/path/to/all-MiniLM-L6-v2")
+    embedder.warm_up()
+    embedder.run(text="load a LoRA adapter")["embedding"]  # 384 floats, L2-normalised
+    ```
+    """
+
+    def __init__(self, *, model: str, precision: str = "int8", prefix: str = "", suffix: str = "") -> None:
+        """
+        :param model: local folder of a sentence-transformers model (or a packaged model's hub id).
+        :param precision: ``int8`` or ``fp32``; must match the document embedder's.
+        :param prefix: text put before the query.
+        :param suffix: text put after the query.
+        """
+        self.model = model
+        self.precision = precision
+        self.prefix = prefix
+        self.suffix = suffix
+        self._encoder: OpenVINOEncoder | None = None
+
+    def warm_up(self) -> None:
+        """Load (exporting on first use on this machine) and compile the model."""
+        if self._encoder is None:
+            folder = exported_model(self.model, precision=self.precision)
+            self._encoder = OpenVINOEncoder(folder, hint="LATENCY")
+
+    @component.output_types(embedding=list[float], meta=dict[str, Any])
+    def run(self, text: str) -> dict[str, Any]:
+        """The embedding of ``text``."""
+        if not isinstance(text, str):
+            raise TypeError("OpenVINOTextEmbedder embeds one string; documents need OpenVINODocumentEmbedder")
+        self.warm_up()
+        vector = self._encoder.encode([self.prefix + text + self.suffix], batch_size=1)[0]
+        return {"embedding": vector.tolist(), "meta": {"model": self.model, "precision": self.precision}}

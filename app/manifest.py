@@ -62,23 +62,30 @@ def _nested_specs(params: dict[str, Any]) -> bool:
     return has(params)
 
 
-def embedder_identity(data: dict[str, Any]) -> EmbedderIdentity | None:
-    """The identity of the first embedder a pipeline definition declares, or ``None`` if it embeds nothing.
-
-    Wrappers (a component whose parameters hold another component, like ``CachedTextEmbedder``) are
-    looked through: the identity is the innermost embedder's. Read from the definition *before*
-    offline model names are resolved to local paths.
-    """
+def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The serialized form (``type`` + ``init_parameters``) of the first embedder a pipeline definition
+    declares, looking through wrappers (a component whose parameters hold another component, like
+    ``CachedTextEmbedder``); ``None`` if it embeds nothing."""
     from app.pipelines import _specs
 
     for spec in _specs(data["components"]):
-        type_path = str(spec.get("type", ""))
-        params = spec.get("init_parameters") or {}
-        if not type_path.endswith("Embedder") or _nested_specs(params):
-            continue
-        model = next((params[k] for k in MODEL_PARAMS if params.get(k)), None)
-        return EmbedderIdentity(_kind(type_path), str(model) if model is not None else None)
+        if str(spec.get("type", "")).endswith("Embedder") and not _nested_specs(spec["init_parameters"]):
+            return spec
     return None
+
+
+def embedder_identity(data: dict[str, Any]) -> EmbedderIdentity | None:
+    """The identity of the first embedder a pipeline definition declares, or ``None`` if it embeds nothing.
+
+    Wrappers are looked through: the identity is the innermost embedder's. Read from the definition
+    *before* offline model names are resolved to local paths.
+    """
+    spec = embedder_spec(data)
+    if spec is None:
+        return None
+    params = spec["init_parameters"]
+    model = next((params[k] for k in MODEL_PARAMS if params.get(k)), None)
+    return EmbedderIdentity(_kind(str(spec["type"])), str(model) if model is not None else None)
 
 
 @dataclass

@@ -245,7 +245,7 @@ def _embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipe
     if matching:
         fixes.append("query with --pipeline " + " or ".join(f"pipelines/{n}" for n in matching[:3]))
     index_yaml = f"pipelines/{rebuild[0]}" if rebuild else "an index YAML with that embedder"
-    fixes.append(f"re-index with `codeground index REPO --full --pipeline {index_yaml}`")
+    fixes.append(f"re-index with `codeground index {manifest.root} --full --pipeline {index_yaml}`")
     return (
         f"the index was embedded with {have} but {pipeline_path.name} embeds questions with {wanted}; "
         + ", or ".join(fixes)

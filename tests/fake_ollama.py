@@ -184,7 +184,7 @@ class _Server(ThreadingHTTPServer):
         self.fake = fake
         self._conns: set[socket.socket] = set()
         self._conns_cv = threading.Condition()
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(("127.0.0.1", fake.bind_port), _Handler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls socket.getfqdn(), a reverse DNS lookup; skip it.
@@ -677,6 +677,8 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, dict[str, Any], dict[str, Any
 class FakeOllama:
     """A fake Ollama server on ``127.0.0.1:<free port>``; use as a context manager or ``start()``/``stop()``.
 
+    ``port=N`` binds a fixed port instead (a stand-in ``ollama serve`` listening where ``$OLLAMA_HOST`` says).
+
     Knobs (attributes, changeable between requests; ``configure()`` sets several atomically):
 
     - ``models``: installed model names (``None``: accept any name; ``/api/tags`` then lists none).
@@ -719,7 +721,9 @@ class FakeOllama:
         embedding: Callable[[str], list[float]] | None = None,
         embed_context_tokens: int | None = None,
         pullable: Iterable[str] | None = None,
+        port: int = 0,
     ) -> None:
+        self.bind_port = port  # 0: a free port (tests); a fixed one stands in for `ollama serve`
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._server: _Server | None = None

@@ -33,6 +33,14 @@ demo port="7860": setup
 chat *args="": setup
     {{venv}}/bin/codeground chat {{args}}
 
+# start Ollama if installed and not running (q8_0 KV cache, flash attention) and pull the pipelines' models
+ollama *args="": setup
+    {{venv}}/bin/codeground ollama serve {{args}}
+
+# what `query` needs and the fix for each missing piece (index, embedder, reranker, LLM server, models)
+doctor *args="": setup
+    {{venv}}/bin/codeground doctor {{args}}
+
 # run the test suite (fast; the slow real-corpus checks are in `bench`)
 test *args="": setup
     {{py}} -m pytest {{args}}

@@ -165,3 +165,16 @@ def test_broken_repository_prompt_is_an_error_naming_the_file_not_a_silent_defau
     (tmp_path / ".codeground" / "prompt.md").write_text("")
     with pytest.raises(CodegroundError, match=r"\.codeground/prompt\.md is empty"):
         resolve_concept_prompt(repo_root=tmp_path)
+
+
+PROMPT_YAMLS = [p for p in sorted(PIPELINES_DIR.glob("*.yaml")) if "chat_prompt_builder" in p.read_text()]
+
+
+@pytest.mark.parametrize("path", PROMPT_YAMLS, ids=[p.name for p in PROMPT_YAMLS])
+def test_every_query_yaml_opens_its_system_message_with_the_concept_prompt_then_the_contract(path):
+    import yaml
+
+    params = yaml.safe_load(path.read_text())["components"]["prompt"]["init_parameters"]
+    system = params["template"].split('{% message role="system" %}', 1)[1].split("{% endmessage %}")[0]
+    assert system.strip().startswith("{{ concept_prompt }}\n\nGrounding contract (always applies")
+    assert "concept_prompt" in params["required_variables"]

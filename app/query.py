@@ -193,7 +193,10 @@ class QueryEngine:
         except CodegroundError:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise CodegroundError(f"the query pipeline failed: {' '.join(str(exc).split())[:300]}") from exc
+            message = " ".join(str(exc).split())[:300]
+            if "Failed to connect to Ollama" in message or "try pulling it first" in message:
+                message += "; start Ollama and pull the model with `codeground ollama serve`"
+            raise CodegroundError(f"the query pipeline failed: {message}") from exc
 
     def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
         """Retrieval only: ranked sources and notices."""

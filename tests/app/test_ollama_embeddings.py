@@ -15,8 +15,8 @@ from app.cli import cli
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
 from app.indexing import run_index
-from app.manifest import Manifest
-from app.pipelines import PIPELINES_DIR
+from app.manifest import Manifest, embedder_identity
+from app.pipelines import PIPELINES_DIR, read_pipeline_dict
 from app.query import QueryEngine
 from tests.conftest import closed_port, make_sample_repo
 from tests.fake_ollama import FakeOllama
@@ -24,6 +24,8 @@ from tests.fake_ollama import FakeOllama
 INDEX_OLLAMA = PIPELINES_DIR / "index_ollama.yaml"
 QUERY_OLLAMA = PIPELINES_DIR / "query_ollama_embed.yaml"
 MODELS = {"nomic-embed-text", "qwen2.5-coder:7b", "qwen2.5-coder:1.5b"}
+# the default pipelines' embedder as the refusal names it, e.g. "… all-MiniLM-L6-v2 via …Embedder"
+DEFAULT_EMBEDDER = str(embedder_identity(read_pipeline_dict(PIPELINES_DIR / "index.yaml")))
 
 
 def bag_of_words(text: str, dim: int = 256) -> list[float]:
@@ -135,7 +137,7 @@ def test_querying_a_minilm_index_with_the_ollama_pipeline_is_refused_naming_both
         QueryEngine(indexed_sample[1], QUERY_OLLAMA)
     message = str(err.value)
     assert "\n" not in message
-    assert "sentence-transformers/all-MiniLM-L6-v2 via SentenceTransformersEmbedder" in message
+    assert DEFAULT_EMBEDDER in message
     assert "nomic-embed-text via OllamaEmbedder" in message
     assert "--pipeline pipelines/index_ollama.yaml" in message and "pipelines/query.yaml" in message
 
@@ -145,7 +147,7 @@ def test_querying_an_ollama_index_with_the_minilm_pipeline_is_refused_naming_bot
         QueryEngine(ollama_index[1], PIPELINES_DIR / "query.yaml")
     message = str(err.value)
     assert "nomic-embed-text via OllamaEmbedder" in message
-    assert "sentence-transformers/all-MiniLM-L6-v2 via SentenceTransformersEmbedder" in message
+    assert DEFAULT_EMBEDDER in message
     assert "--pipeline pipelines/query_ollama_embed.yaml" in message
     assert "--pipeline pipelines/index.yaml" in message
 
@@ -223,3 +225,12 @@ def test_switching_the_index_pipeline_to_ollama_rebuilds_everything(
     result = run_index(repo, tmp_path / "idx", INDEX_OLLAMA)
     assert result.full and result.reason.startswith("embedder changed")
     assert "nomic-embed-text via OllamaEmbedder" in result.reason
+
+
+def test_ollama_down_when_embedding_the_question_is_one_line_with_the_fix(ollama_index, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
+    with pytest.raises(CodegroundError) as err:
+        QueryEngine(ollama_index[1], QUERY_OLLAMA).search("Trainer fit")
+    message = str(err.value)
+    assert "\n" not in message and "'query_embedder'" in message
+    assert message.endswith("start Ollama and pull the model with `codeground ollama serve`")

@@ -73,6 +73,18 @@ def _stores(pipeline) -> tuple[Any, Any]:
     )
 
 
+def _unusable(gen: Path, chunk_count: int, data: dict[str, Any]) -> str:
+    """Why generation ``gen`` cannot be updated in place ("" when it can): both stores must open and
+    hold the manifest's records (a deleted or corrupted Chroma directory, a truncated BM25 file)."""
+    try:
+        counts = [store.count_documents() for store in _stores(build_pipeline(resolve(data, index_dir=gen)))]
+    except Exception as exc:  # noqa: BLE001 - any store failure means "rebuild from the repository"
+        return f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
+    if any(count != chunk_count for count in counts):
+        return f"previous index stale (manifest {chunk_count} records, stores {counts})"
+    return ""
+
+
 def run_index(
     repo: str | Path,
     index_dir: str | Path,
@@ -97,6 +109,8 @@ def run_index(
     settings = settings_fingerprint(data)
     embedder = embedder_identity(data)
     location = IndexDir(index_dir)
+    # a YAML that cannot be built fails now, before a long walk (nothing is read or written yet)
+    build_pipeline(resolve(data, index_dir=location.path / "gen-not-created"))
 
     with location.lock():
         location.remove_stale()
@@ -106,6 +120,8 @@ def run_index(
         current = location.current()
         prev = Manifest.load(current) if current else None
         reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
+        if not reason:  # a previous generation that cannot be read is rebuilt, not updated
+            reason = _unusable(current, prev.chunk_count, data)
         rebuild = bool(reason)
 
         old_files = {} if rebuild else prev.files

@@ -17,6 +17,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,10 @@ def build_pipeline(data: dict[str, Any]):
         return Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many types for bad definitions
         message = " ".join(str(exc).split()) or exc.__class__.__name__
+        failed = re.match(r"Couldn't deserialize component '([^']*)'", message)
+        if failed and exc.__cause__ is not None:  # say what went wrong, not the component's whole data
+            cause = " ".join(str(exc.__cause__).split()) or exc.__cause__.__class__.__name__
+            message = f"component '{failed.group(1)}': {cause}"
         raise CodegroundError(f"cannot build pipeline: {message[:300]}") from exc
 
 

@@ -392,11 +392,17 @@ class CodeBM25DocumentStore(InMemoryDocumentStore):
         os.replace(tmp, target)
 
     def _load(self, path: Path) -> None:
-        with open(path, encoding="utf-8") as fh:
-            payload = json.load(fh)
-        if payload.get("format") != FORMAT:
-            raise ValueError(f"{path}: unsupported BM25 store format {payload.get('format')!r}")
-        docs = [Document(id=d["id"], content=d["content"], meta=d["meta"]) for d in payload["documents"]]
+        try:
+            with open(path, encoding="utf-8") as fh:
+                payload = json.load(fh)
+            if payload.get("format") != FORMAT:
+                raise ValueError(f"unsupported BM25 store format {payload.get('format')!r}")
+            docs = [Document(id=d["id"], content=d["content"], meta=d["meta"]) for d in payload["documents"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(
+                f"the BM25 store {path} cannot be read, rebuild the index with "
+                f"`codeground index PATH --full` ({type(exc).__name__}: {exc})"
+            ) from exc
         self.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
 
     # -- serialization ---------------------------------------------------------------------------

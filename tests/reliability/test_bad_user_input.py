@@ -1,0 +1,231 @@
+"""Bad user input through the real CLI: one ``error:`` line on stderr, a non-zero exit, nothing on
+stdout, no traceback anywhere -- and nothing run that the input names (``os.system`` in a YAML)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import closed_port
+from tests.reliability.helpers import assert_one_line_error, cg
+
+HUGE_QUESTION = ("How does the trainer fit the data? " * 3_000)[:100_000]
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where the inputs live: an indexed sample repository and a folder of bad files."""
+
+    repo: Path
+    idx: Path
+    files: Path
+
+
+def _component_yaml(type_name: str, params: str = "{}") -> str:
+    return f"components:\n  x:\n    type: {type_name}\n    init_parameters: {params}\nconnections: []\n"
+
+
+BAD_FILES = {
+    "malformed.yaml": "components: [\n  - {unclosed\n",
+    "not_a_pipeline.yaml": "- just\n- a list\n",
+    "no_components.yaml": "connections: []\n",
+    "unknown_component.yaml": _component_yaml("components.nope.Missing"),
+    "unknown_module.yaml": _component_yaml("no_such_package.Thing"),
+    "os_system.yaml": _component_yaml("os.system", "{command: 'touch {marker}'}"),
+    "subprocess.yaml": _component_yaml("subprocess.Popen", "{args: ['touch', '{marker}']}"),
+    "builtin_eval.yaml": _component_yaml("builtins.eval", '{source: \'open("{marker}", "w")\'}'),
+    "gold_not_json.json": "this is not JSON {",
+    "gold_list.json": "[1, 2, 3]",
+    "gold_no_questions.json": json.dumps({"questions": []}),
+    "gold_no_id.json": json.dumps({"rag_questions": [{"question": "q"}]}),
+    "gold_no_sources.json": json.dumps({"rag_questions": [{"question_id": "q1", "question": "What?"}]}),
+    "gold_bad_span.json": json.dumps(
+        {
+            "rag_questions": [
+                {
+                    "question_id": "q1",
+                    "question": "What?",
+                    "sources": [
+                        {"file_path": "a.py", "first_character_index": "x", "last_character_index": 5}
+                    ],
+                }
+            ]
+        }
+    ),
+}
+
+Args = Callable[[Ctx], list]
+
+# (id, argv, fragment of the one error line)
+BAD_INPUTS: list[tuple[str, Args, str]] = [
+    ("empty question", lambda c: ["search", "", "--index-dir", c.idx], "the question is empty"),
+    ("whitespace question", lambda c: ["search", " \t\n ", "--index-dir", c.idx], "the question is empty"),
+    ("empty question to query", lambda c: ["query", "   ", "--index-dir", c.idx], "the question is empty"),
+    ("100 KB question", lambda c: ["search", HUGE_QUESTION, "--index-dir", c.idx], "100,000 characters"),
+    (
+        "100 KB question to query",
+        lambda c: ["query", HUGE_QUESTION, "--index-dir", c.idx],
+        "100,000 characters",
+    ),
+    ("-k abc", lambda c: ["search", "trainer", "-k", "abc", "--index-dir", c.idx], "Invalid value for '-k'"),
+    ("-k -1", lambda c: ["search", "trainer", "-k", "-1", "--index-dir", c.idx], "-k must be a positive"),
+    ("-k 0", lambda c: ["search", "trainer", "-k", "0", "--index-dir", c.idx], "-k must be a positive"),
+    (
+        "search-file -k abc",
+        lambda c: ["search-file", c.files / "gold_no_sources.json", "--out", c.files / "o.json", "-k", "abc"],
+        "Invalid value for '-k'",
+    ),
+    ("missing index", lambda c: ["search", "trainer", "--index-dir", c.files / "none"], "no index in"),
+    (
+        "--index-dir is a file",
+        lambda c: ["search", "trainer", "--index-dir", c.repo / "NOTES.txt"],
+        "no index in",
+    ),
+    ("--index-dir is the repository", lambda c: ["search", "trainer", "--index-dir", c.repo], "no index in"),
+    ("--repo without an index", lambda c: ["query", "trainer", "--repo", c.files], "no index in"),
+    ("chat without an index", lambda c: ["chat", "--index-dir", c.files / "none"], "no index in"),
+    (
+        "malformed YAML",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "malformed.yaml"],
+        "not valid YAML",
+    ),
+    (
+        "YAML that is a list",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "not_a_pipeline.yaml"],
+        "not a Haystack pipeline",
+    ),
+    (
+        "YAML without components",
+        lambda c: ["query", "x", "--index-dir", c.idx, "--pipeline", c.files / "no_components.yaml"],
+        "not a Haystack pipeline",
+    ),
+    (
+        "YAML that does not exist",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "nope.yaml"],
+        "pipeline file not found",
+    ),
+    (
+        "YAML naming an unknown component",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "unknown_component.yaml"],
+        "cannot build pipeline",
+    ),
+    (
+        "YAML naming an unknown module",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "unknown_module.yaml"],
+        "cannot build pipeline",
+    ),
+    (
+        "YAML naming os.system",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "os_system.yaml"],
+        "cannot build pipeline",
+    ),
+    (
+        "YAML naming subprocess.Popen",
+        lambda c: ["query", "x", "--index-dir", c.idx, "--pipeline", c.files / "subprocess.yaml"],
+        "cannot build pipeline",
+    ),
+    (
+        "YAML naming builtins.eval",
+        lambda c: ["search", "x", "--index-dir", c.idx, "--pipeline", c.files / "builtin_eval.yaml"],
+        "cannot build pipeline",
+    ),
+    (
+        "index YAML naming os.system",
+        lambda c: [
+            "index",
+            c.repo,
+            "--index-dir",
+            c.files / "idx2",
+            "--pipeline",
+            c.files / "os_system.yaml",
+        ],
+        "cannot build pipeline",
+    ),
+    ("gold file not JSON", lambda c: ["eval", c.files / "gold_not_json.json", "--index-dir", c.idx], "JSON"),
+    (
+        "gold file a JSON list",
+        lambda c: ["eval", c.files / "gold_list.json", "--index-dir", c.idx],
+        "rag_questions",
+    ),
+    (
+        "gold file without rag_questions",
+        lambda c: ["eval", c.files / "gold_no_questions.json", "--index-dir", c.idx],
+        "rag_questions",
+    ),
+    (
+        "gold question without id",
+        lambda c: ["eval", c.files / "gold_no_id.json", "--index-dir", c.idx],
+        "question_id",
+    ),
+    (
+        "gold question without sources",
+        lambda c: ["eval", c.files / "gold_no_sources.json", "--index-dir", c.idx],
+        "sources",
+    ),
+    (
+        "gold source with a bad offset",
+        lambda c: ["eval", c.files / "gold_bad_span.json", "--index-dir", c.idx],
+        "character indices must be integers",
+    ),
+    ("gold file missing", lambda c: ["eval", c.files / "missing.json", "--index-dir", c.idx], "missing.json"),
+    (
+        "questions file not JSON",
+        lambda c: [
+            "search-file",
+            c.files / "gold_not_json.json",
+            "--out",
+            c.files / "o.json",
+            "--index-dir",
+            c.idx,
+        ],
+        "JSON",
+    ),
+    (
+        "eval-answers --limit 0",
+        lambda c: ["eval-answers", c.files / "gold_no_sources.json", "--limit", "0", "--index-dir", c.idx],
+        "--limit must be positive",
+    ),
+    ("index a missing directory", lambda c: ["index", c.files / "nope"], "not a directory"),
+    (
+        "index a file",
+        lambda c: ["index", c.repo / "NOTES.txt", "--index-dir", c.files / "idx3"],
+        "not a directory",
+    ),
+    ("unknown option", lambda c: ["search", "x", "--bogus", "--index-dir", c.idx], "No such option"),
+    ("missing question", lambda c: ["search", "--index-dir", c.idx], "Missing argument"),
+    ("unknown command", lambda c: ["serach", "x"], "No such command"),
+]
+
+
+@pytest.fixture(scope="module")
+def ctx(indexed_sample, tmp_path_factory) -> Ctx:
+    repo, idx = indexed_sample
+    files = tmp_path_factory.mktemp("bad_inputs")
+    marker = files / "MARKER"
+    for name, text in BAD_FILES.items():
+        (files / name).write_text(text.replace("{marker}", str(marker)))
+    return Ctx(repo=repo, idx=idx, files=files)
+
+
+@pytest.fixture(autouse=True)
+def _llm_unreachable(monkeypatch):
+    # none of these inputs may get as far as the LLM; if one did, it would find nothing listening
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
+
+
+@pytest.mark.parametrize(
+    "args,fragment", [(a, f) for _, a, f in BAD_INPUTS], ids=[i for i, _, _ in BAD_INPUTS]
+)
+def test_bad_input_is_one_error_line_and_a_non_zero_exit(ctx, args, fragment):
+    result = cg(*args(ctx))
+    assert_one_line_error(result, fragment)
+    assert not (ctx.files / "MARKER").exists(), "a YAML made codeground run what it named"
+
+
+def test_the_index_still_answers_after_every_bad_input(ctx):
+    result = cg("search", "Trainer.fit", "-k", "1", "--index-dir", ctx.idx)
+    assert result.exit_code == 0 and result.stdout.startswith("pkg/trainer.py:")

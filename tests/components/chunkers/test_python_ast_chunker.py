@@ -140,3 +140,31 @@ def test_component_round_trips_through_to_dict():
     data = component_to_dict(chunker, "python")
     again = component_from_dict(PythonAstChunker, data, "python")
     assert (again.max_impl_chars, again.module_records) == (100, False)
+
+
+def test_bom_and_cr_only_or_mixed_line_endings_are_chunked_with_exact_slices_and_distinct_ids():
+    sources = {
+        "bom.py": "\ufeffdef bom_f(a):\n    return a\n",
+        "cr.py": "def cr_f(a):\r    return a\r\rdef cr_g(b):\r    return b\r",
+        "mixed.py": 'def mixed_g(b):\r    """G."""\r    return b\r\n'
+        "class K:\n    def m(self, x):\r        return x\n",
+    }
+    for path, text in sources.items():
+        docs = chunk(text, path)
+        assert docs, path
+        for d in docs:
+            assert text[d.meta["start_char"] : d.meta["end_char"]] == d.content, (path, d.id)
+        assert len({d.id for d in docs}) == len(docs), [d.id for d in docs]
+    assert {d.meta["symbol"] for d in chunk(sources["mixed.py"], "mixed.py")} >= {"mixed_g", "K.m"}
+    body = [d for d in chunk(sources["mixed.py"], "mixed.py") if d.meta.get("body_of")]
+    assert body and body[0].meta["start_line"] == 3  # a lone CR ends a line, as in Python and editors
+
+
+def test_a_file_the_chunker_cannot_handle_is_listed_as_failed_not_raised(monkeypatch):
+    def boom(*args, **kwargs):
+        raise IndexError("unexpected shape")
+
+    monkeypatch.setattr(PythonAstChunker, "_chunk", boom)
+    src = ByteStream(data=b"def ok(x):\n    return x\n", meta={"file_path": "ok.py"})
+    out = PythonAstChunker().run(sources=[src])
+    assert out == {"documents": [], "failed": [["ok.py", "chunker_error"]]}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -111,3 +112,16 @@ def cited_paths(result) -> list[str]:
         if in_sources and line.startswith("  "):
             paths.append(line.split()[0].rsplit(":", 1)[0])
     return paths
+
+
+def search_file(index_dir: Path, questions: list[str], work: Path, k: int = 10) -> list[list[dict]]:
+    """The ranked sources for each question, from one ``codeground search-file`` run (one engine)."""
+    work.mkdir(parents=True, exist_ok=True)
+    dataset = work / f"questions-{time.monotonic_ns()}.json"
+    entries = [{"question_id": f"q{i}", "question": q} for i, q in enumerate(questions)]
+    dataset.write_text(json.dumps({"rag_questions": entries}))
+    out = dataset.with_name(dataset.stem + "-results.json")
+    result = cg("search-file", dataset, "--out", out, "-k", k, "--index-dir", index_dir, "--path-prefix", "")
+    assert result.exit_code == 0, output_of(result)
+    assert_no_traceback(result)
+    return [r["retrieved_sources"] for r in json.loads(out.read_text())["search_results"]]

@@ -31,6 +31,7 @@ from tests.reliability.helpers import (
     cited_paths,
     current_generation,
     manifest_of,
+    search_file,
     search_lines,
     yaml_variant,
 )
@@ -105,19 +106,11 @@ def test_missing_reranker_model_keeps_the_fused_order_and_says_so(indexed_sample
 
 
 # ------------------------------------------------------------------------------- the index on disk
-def answers(idx: Path, work: Path) -> dict:
-    """The ranked sources the index gives for every probe (``codeground search-file``: one engine)."""
-    questions = work / "probes.json"
-    questions.write_text(
-        json.dumps({"rag_questions": [{"question_id": f"p{i}", "question": q} for i, q in enumerate(PROBES)]})
-    )
-    out = work / f"answers-{time.monotonic_ns()}.json"
-    result = cg("search-file", questions, "--out", out, "-k", "10", "--index-dir", idx)
-    assert result.exit_code == 0, result.output
-    assert_no_traceback(result)
-    data = json.loads(out.read_text())
-    assert all(r["retrieved_sources"] for r in data["search_results"])
-    return data
+def answers(idx: Path, work: Path) -> list[list[dict]]:
+    """The ranked sources the index gives for every probe."""
+    found = search_file(idx, list(PROBES), work)
+    assert all(found), found
+    return found
 
 
 def _chroma_sqlite(gen: Path) -> Path:

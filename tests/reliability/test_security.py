@@ -21,6 +21,7 @@ from tests.reliability.helpers import (
     cited_paths,
     manifest_of,
     output_of,
+    search_file,
 )
 
 # (path, content): secrets in every kind of file the walker must refuse, several "re-included" by
@@ -145,20 +146,7 @@ def _assert_inside(repo: Path, rel: str) -> None:
 
 def test_citations_never_point_outside_the_repository(secure_repo, tmp_path):
     repo, idx, _ = secure_repo
-    questions = tmp_path / "questions.json"
-    questions.write_text(
-        json.dumps(
-            {
-                "rag_questions": [
-                    {"question_id": f"q{i}", "question": q} for i, q in enumerate(CITATION_QUESTIONS)
-                ]
-            }
-        )
-    )
-    out = tmp_path / "results.json"
-    result = cg("search-file", questions, "--out", out, "-k", "10", "--index-dir", idx, "--path-prefix", "")
-    assert result.exit_code == 0, result.output
-    sources = [s for r in json.loads(out.read_text())["search_results"] for s in r["retrieved_sources"]]
+    sources = [s for found in search_file(idx, CITATION_QUESTIONS, tmp_path) for s in found]
     assert len(sources) >= 5 * len(CITATION_QUESTIONS)
     for s in sources:
         _assert_inside(repo, s["file_path"])
@@ -261,4 +249,3 @@ def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sam
             assert _listening_addresses(port) == ["0100007F"]  # 127.0.0.1, and nothing on :: or 0.0.0.0
     finally:
         demo.close()
-

@@ -73,16 +73,18 @@ def _stores(pipeline) -> tuple[Any, Any]:
     )
 
 
-def _unusable(gen: Path, chunk_count: int, data: dict[str, Any]) -> str:
-    """Why generation ``gen`` cannot be updated in place ("" when it can): both stores must open and
-    hold the manifest's records (a deleted or corrupted Chroma directory, a truncated BM25 file)."""
+def _reuse(data: dict[str, Any], gen: Path, chunk_count: int) -> tuple[Any, str]:
+    """The index pipeline over ``gen`` (a copy of the previous generation) and why that copy cannot be
+    updated in place ("" when it can): both stores must load and hold the manifest's records. A
+    deleted or corrupted Chroma directory or a damaged BM25 file means "rebuild from the repository"."""
     try:
-        counts = [store.count_documents() for store in _stores(build_pipeline(resolve(data, index_dir=gen)))]
-    except Exception as exc:  # noqa: BLE001 - any store failure means "rebuild from the repository"
-        return f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
+        pipeline = build_pipeline(resolve(data, index_dir=gen))
+        counts = [store.count_documents() for store in _stores(pipeline)]
+    except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
+        return None, f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
     if any(count != chunk_count for count in counts):
-        return f"previous index stale (manifest {chunk_count} records, stores {counts})"
-    return ""
+        return None, f"previous index stale (manifest {chunk_count} records, stores {counts})"
+    return pipeline, ""
 
 
 def run_index(
@@ -120,8 +122,6 @@ def run_index(
         current = location.current()
         prev = Manifest.load(current) if current else None
         reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
-        if not reason:  # a previous generation that cannot be read is rebuilt, not updated
-            reason = _unusable(current, prev.chunk_count, data)
         rebuild = bool(reason)
 
         old_files = {} if rebuild else prev.files
@@ -132,6 +132,13 @@ def run_index(
             if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256 != f.meta["sha256"]
         ]
         deleted = [p for p in old_files if p not in new_hashes]
+        gen, pipeline = None, None
+        if not rebuild and (todo or deleted):
+            gen = location.new_generation(copy_from=current)
+            pipeline, reason = _reuse(data, gen, prev.chunk_count)
+            if reason:  # the previous generation cannot be updated: rebuild it from the repository
+                shutil.rmtree(gen, ignore_errors=True)
+                gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []
         result = IndexResult(
             index_dir=location.path,
             generation=current or location.path,
@@ -148,10 +155,12 @@ def run_index(
             result.seconds = time.perf_counter() - t0
             return result
 
-        gen = location.new_generation(copy_from=None if rebuild else current)
+        if gen is None:
+            gen = location.new_generation(copy_from=None)
         try:
             result.generation = gen
-            pipeline = build_pipeline(resolve(data, index_dir=gen))
+            if pipeline is None:
+                pipeline = build_pipeline(resolve(data, index_dir=gen))
             try:
                 pipeline.warm_up()
             except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -161,8 +162,15 @@ def pristine(indexed_sample, tmp_path_factory) -> dict:
     return answers(indexed_sample[1], tmp_path_factory.mktemp("pristine"))
 
 
+def _fix_named_in(line: str, repo: Path, idx: Path) -> list:
+    """The ``codeground index …`` command an error line tells the user to run, for this repo and index."""
+    found = re.search(r"`codeground (index PATH(?: --full)?)`", line)
+    assert found, f"the error does not say how to fix it: {line}"
+    return [repo if word == "PATH" else word for word in found.group(1).split()] + ["--index-dir", idx]
+
+
 @pytest.mark.parametrize("fault,fragment", [f[1:] for f in STORE_FAULTS], ids=[f[0] for f in STORE_FAULTS])
-def test_broken_index_is_refused_in_one_line_and_reindexing_restores_every_answer(
+def test_broken_index_is_refused_in_one_line_and_the_fix_it_names_restores_every_answer(
     indexed_sample, pristine, tmp_path, fake_ollama, monkeypatch, fault, fragment
 ):
     repo, clean = indexed_sample
@@ -174,15 +182,37 @@ def test_broken_index_is_refused_in_one_line_and_reindexing_restores_every_answe
     assert_one_line_error(cg("search", "Trainer.fit", "--index-dir", idx), fragment)
     refused = cg("query", QUESTION, "--index-dir", idx)
     assert_one_line_error(refused, fragment)
-    assert "codeground index" in refused.stderr  # the line says how to fix it
     assert not fake_ollama.requests_to("/api/chat"), "the model was asked without sources"
 
-    repaired = cg("index", repo, "--index-dir", idx)
+    repaired = cg(*_fix_named_in(refused.stderr, repo, idx))
     assert repaired.exit_code == 0, repaired.output
     assert_no_traceback(repaired)
     assert len(list(idx.glob("gen-*"))) == 1
     assert answers(idx, tmp_path) == pristine
     assert bm25_records(idx) == bm25_records(clean)
+
+
+@pytest.mark.parametrize("fault", ["Chroma sqlite corrupted", "BM25 store not JSON"])
+def test_an_incremental_run_over_a_broken_index_rebuilds_it_from_the_repository(tmp_path, fault):
+    repo, idx = make_sample_repo(tmp_path / "repo"), tmp_path / "idx"
+    assert cg("index", repo, "--index-dir", idx).exit_code == 0
+    before = manifest_of(idx)
+    dict((f[0], f[1]) for f in STORE_FAULTS)[fault](current_generation(idx))
+    (repo / "docs" / "added.md").write_text("# Added page\n\nWritten after the index broke.\n")
+
+    result = cg("index", repo, "--index-dir", idx)  # no --full: the run finds out by itself
+    assert result.exit_code == 0, result.output
+    assert_no_traceback(result)
+    assert "full rebuild (previous index unreadable" in " ".join(result.stdout.split())
+    after = manifest_of(idx)
+    assert set(after.files) == set(before.files) | {"docs/added.md"}
+    assert {p: e for p, e in after.files.items() if p != "docs/added.md"} == before.files
+    assert (
+        len(bm25_records(idx))
+        == after.chunk_count
+        == before.chunk_count + len(after.files["docs/added.md"].ids)
+    )
+    assert search_file(idx, ["Added page"], tmp_path, k=1)[0][0]["file_path"] == "docs/added.md"
 
 
 # ------------------------------------------------------------------------------ SIGKILL mid-index

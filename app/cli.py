@@ -535,6 +535,7 @@ def bench(
             DEFAULT_INDEX_PIPELINE,
             pipeline or default_variants(),
             skip_index=skip_index,
+            cache=cache,
         )
     except CodegroundError as exc:
         _fail(str(exc))
@@ -557,6 +558,12 @@ def _print_bench(report: dict) -> None:
         )
     for name, rows in report["retrieval"].items():
         console.print(_recall_table(name, rows))
+    if "rerank" in report:
+        lat = report["rerank"]["latency"]
+        console.print(
+            f"full pipeline with a MiniLM-size cross-encoder ({report['rerank']['model']}): "
+            f"p50 {lat['p50']:.0f} ms, p95 {lat['p95']:.0f} ms"
+        )
     cold = report["cold_start"]
     console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from haystack import Document, component
+from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.embedders.openvino_encoder import OpenVINOEncoder
 from components.embedders.openvino_export import exported_model
@@ -39,6 +39,7 @@ class OpenVINODocumentEmbedder:
         *,
         model: str,
         precision: str = "int8",
+        max_seq_length: int | None = None,
         batch_size: int = 32,
         meta_fields_to_embed: list[str] | None = None,
         embedding_separator: str = "\n",
@@ -50,6 +51,7 @@ class OpenVINODocumentEmbedder:
         :param model: local folder of a sentence-transformers model (YAML may name the hub id of a
             packaged model; ``app.pipelines`` points it at the package's files).
         :param precision: ``int8`` (static NNCF quantization) or ``fp32``.
+        :param max_seq_length: tokens embedded per text (default: the model's own, 256 for MiniLM).
         :param batch_size: texts per inference batch (after sorting by length).
         :param meta_fields_to_embed: meta fields embedded before the content.
         :param embedding_separator: joins the meta values and the content.
@@ -59,6 +61,7 @@ class OpenVINODocumentEmbedder:
         """
         self.model = model
         self.precision = precision
+        self.max_seq_length = max_seq_length
         self.batch_size = batch_size
         self.meta_fields_to_embed = meta_fields_to_embed or []
         self.embedding_separator = embedding_separator
@@ -67,10 +70,31 @@ class OpenVINODocumentEmbedder:
         self.progress_bar = progress_bar
         self._encoder: OpenVINOEncoder | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize (also when nested inside another component's init parameters)."""
+        return default_to_dict(
+            self,
+            model=self.model,
+            precision=self.precision,
+            max_seq_length=self.max_seq_length,
+            batch_size=self.batch_size,
+            meta_fields_to_embed=self.meta_fields_to_embed,
+            embedding_separator=self.embedding_separator,
+            prefix=self.prefix,
+            suffix=self.suffix,
+            progress_bar=self.progress_bar,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpenVINODocumentEmbedder:
+        """Rebuild from :meth:`to_dict` output."""
+        return default_from_dict(cls, data)
+
     def warm_up(self) -> None:
         """Export the model on first use on this machine, then compile it for the CPU."""
         if self._encoder is None:
-            self._encoder = OpenVINOEncoder(exported_model(self.model, precision=self.precision))
+            folder = exported_model(self.model, precision=self.precision)
+            self._encoder = OpenVINOEncoder(folder, max_seq_length=self.max_seq_length)
 
     @property
     def dimension(self) -> int | None:

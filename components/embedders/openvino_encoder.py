@@ -27,12 +27,22 @@ import numpy as np
 class OpenVINOEncoder:
     """Sentence embeddings from an exported IR folder (``model.xml``, ``tokenizer.json``, ``export.json``)."""
 
-    def __init__(self, folder: str | Path, *, hint: str = "THROUGHPUT", threads: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        hint: str = "THROUGHPUT",
+        threads: int | None = None,
+        max_seq_length: int | None = None,
+    ) -> None:
         import openvino as ov
         from tokenizers import Tokenizer
 
         folder = Path(folder)
         seq_len = int(json.loads((folder / "export.json").read_text())["max_seq_length"])
+        if max_seq_length:  # fewer tokens per text: faster, embeds only the start of long texts
+            seq_len = min(seq_len, int(max_seq_length))
+        self.max_seq_length = seq_len
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(seq_len)
         self.tokenizer.enable_padding()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from haystack import component
+from haystack import component, default_from_dict, default_to_dict
 
 from components.embedders.openvino_encoder import OpenVINOEncoder
 from components.embedders.openvino_export import exported_model
@@ -29,24 +29,50 @@ class OpenVINOTextEmbedder:
     ```
     """
 
-    def __init__(self, *, model: str, precision: str = "int8", prefix: str = "", suffix: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        precision: str = "int8",
+        max_seq_length: int | None = None,
+        prefix: str = "",
+        suffix: str = "",
+    ) -> None:
         """
         :param model: local folder of a sentence-transformers model (or a packaged model's hub id).
         :param precision: ``int8`` or ``fp32``; must match the document embedder's.
+        :param max_seq_length: tokens embedded per query (default: the model's own).
         :param prefix: text put before the query.
         :param suffix: text put after the query.
         """
         self.model = model
         self.precision = precision
+        self.max_seq_length = max_seq_length
         self.prefix = prefix
         self.suffix = suffix
         self._encoder: OpenVINOEncoder | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize (also when nested inside another component's init parameters)."""
+        return default_to_dict(
+            self,
+            model=self.model,
+            precision=self.precision,
+            max_seq_length=self.max_seq_length,
+            prefix=self.prefix,
+            suffix=self.suffix,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OpenVINOTextEmbedder:
+        """Rebuild from :meth:`to_dict` output."""
+        return default_from_dict(cls, data)
 
     def warm_up(self) -> None:
         """Load (exporting on first use on this machine) and compile the model."""
         if self._encoder is None:
             folder = exported_model(self.model, precision=self.precision)
-            self._encoder = OpenVINOEncoder(folder, hint="LATENCY")
+            self._encoder = OpenVINOEncoder(folder, hint="LATENCY", max_seq_length=self.max_seq_length)
 
     @component.output_types(embedding=list[float], meta=dict[str, Any])
     def run(self, text: str) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from haystack import Document, component
@@ -66,10 +68,22 @@ class FallbackRanker:
         self._inner = LazyComponent(self.ranker, "ranker")
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="codeground-rerank")
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FallbackRanker:
+        """Keep the stock ranker serialized until ``warm_up``: building it imports its model library."""
+        return cls(**(data.get("init_parameters") or {}))
+
     def warm_up(self) -> None:
         """Load the stock ranker's model once; a failure is remembered and reported per query."""
-        if not self._inner.warm_up():
+        if not self._ready():
             logger.info("reranker unavailable: %s", self._load_error())
+
+    def _ready(self) -> bool:
+        if self._inner.instance is None and self._inner.error is None:
+            missing = _not_downloaded(self._model_name())
+            if missing:  # no import of torch / sentence-transformers for a model that cannot load
+                self._inner.error = missing
+        return self._inner.warm_up()
 
     def _load_error(self) -> str:
         reason = one_line(self._inner.error) if self._inner.error else "ranker not loaded"
@@ -85,7 +99,7 @@ class FallbackRanker:
         """Rerank ``documents`` for ``query``, or return them unchanged with a notice."""
         if not documents:
             return {"documents": [], "reranked": False, "notices": []}
-        if not self._inner.warm_up():
+        if not self._ready():
             return self._no_opinion(documents, self._load_error())
         trimmed = [replace(d, content=(d.content or "")[: self.max_chars]) for d in documents]
         kwargs: dict[str, Any] = {"query": query, "documents": trimmed}
@@ -109,3 +123,23 @@ class FallbackRanker:
             "reranked": False,
             "notices": [f"reranking unavailable: {why}; kept the fused order"],
         }
+
+
+def _not_downloaded(model: str) -> OSError | None:
+    """Why ``model`` cannot load, found without importing its library: a missing local folder, or a hub
+    id that is not in the local cache while the hub is offline. None when it may load."""
+    if not model or Path(model).exists():
+        return None
+    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
+        return OSError(f"no model folder at {model}")
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+    if "/" not in model or not offline:
+        return None  # online: let the stock ranker download it
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        if isinstance(try_to_load_from_cache(model, "config.json"), str):
+            return None
+    except Exception:  # noqa: BLE001 - an odd name: let the stock ranker report it
+        return None
+    return OSError(f"{model} is not in the local model cache and HF_HUB_OFFLINE is set (offline)")

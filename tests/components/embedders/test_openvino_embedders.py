@@ -139,3 +139,16 @@ def test_unknown_precision_and_non_model_folders_are_refused(minilm, tmp_path):
         exported_model(minilm, precision="int4")
     with pytest.raises(FileNotFoundError, match="not a local sentence-transformers model"):
         exported_model(tmp_path, precision="fp32")
+
+
+def test_max_seq_length_embeds_only_the_first_tokens_like_the_stock_truncation(minilm):
+    from sentence_transformers import SentenceTransformer
+
+    stock = SentenceTransformer(minilm, device="cpu")
+    stock.max_seq_length = 16
+    want = stock.encode([TEXTS[3]], normalize_embeddings=True)[0]
+    short = OpenVINOTextEmbedder(model=minilm, precision="fp32", max_seq_length=16)
+    got = short.run(text=TEXTS[3])["embedding"]
+    full = OpenVINOTextEmbedder(model=minilm, precision="fp32").run(text=TEXTS[3])["embedding"]
+    assert float(np.dot(got, want)) > 0.9999
+    assert float(np.dot(full, want)) < 0.99  # the cut is real: the whole text embeds differently

@@ -101,7 +101,9 @@ def test_load_failure_is_remembered_not_retried_per_query(tmp_path, monkeypatch)
         return real(spec, name)
 
     monkeypatch.setattr(inner_module, "build_inner", counting)
-    ranker = FallbackRanker(ranker=_spec(str(tmp_path / "nope")))
+    broken = tmp_path / "broken-model"
+    broken.mkdir()  # exists (so it is built and loaded), but holds no model
+    ranker = FallbackRanker(ranker=_spec(str(broken)))
     for _ in range(3):
         out = ranker.run(query="add one", documents=_fused())
         _assert_kept_fused_order(out, _fused())
@@ -222,3 +224,35 @@ def test_init_parameters_round_trip():
     assert _spec("x")["init_parameters"].keys() <= nested["init_parameters"].keys()
     for key, value in data["init_parameters"]["ranker"]["init_parameters"].items():
         assert nested["init_parameters"][key] == value
+
+
+def test_an_uncached_model_offline_is_no_opinion_without_importing_its_library():
+    """Cold start: a query process must not pay sentence-transformers' import for a model it cannot load."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from haystack.core.serialization import component_from_dict\n"
+        "from components.rankers.fallback import FallbackRanker\n"
+        "spec = {'type': 'components.rankers.fallback.FallbackRanker', 'init_parameters': {'ranker': {\n"
+        "  'type': 'haystack_integrations.components.rankers.sentence_transformers.'\n"
+        "          'sentence_transformers_similarity.SentenceTransformersSimilarityRanker',\n"
+        "  'init_parameters': {'model': 'cross-encoder/not-in-any-cache-xyz'}}}}\n"
+        "ranker = component_from_dict(FallbackRanker, spec, 'ranker')\n"
+        "ranker.warm_up()\n"
+        "from haystack import Document\n"
+        "out = ranker.run(query='q', documents=[Document(content='a')])\n"
+        "assert out['reranked'] is False and 'not downloaded' in out['notices'][0], out\n"
+        "print('sentence_transformers' in sys.modules)\n"
+    )
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=99)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+
+
+def test_a_missing_local_model_folder_is_no_opinion(tmp_path):
+    ranker = FallbackRanker(ranker=_spec(str(tmp_path / "no-such-model")))
+    out = ranker.run(query="add one", documents=_fused())
+    assert out["reranked"] is False and "no model folder" in out["notices"][0]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -201,31 +202,43 @@ def run_bench(
     skip_index: bool = False,
     cold_runs: int = 3,
     cache: Path = DEFAULT_CACHE,
+    on_stage: Callable[[str], None] = lambda stage: None,
 ) -> dict[str, Any]:
-    """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``)."""
+    """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``).
+
+    ``on_stage(text)`` is told when each stage starts (the whole run takes many minutes).
+    """
     from app.eval_runner import evaluate_pipelines
 
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version()},
+        # other work on the machine skews timings: the 1-minute load average before and after says
+        "load_average": {"start": round(os.getloadavg()[0], 2)},
         "corpus": str(repo),
         "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
     }
     if not skip_index:
         shutil.rmtree(index_dir, ignore_errors=True)
+        on_stage(f"full index of {repo}")
         report["index"] = _timed_index(repo, index_dir, index_pipeline, full=True)
         report["index"]["peak_rss_mb"] = round(_peak_rss_mb())
+        on_stage("incremental index after touching one .py and one .md")
         report["incremental"] = _incremental(repo, index_dir, index_pipeline)
     report["retrieval"] = {}
     for name in ("docs", "code"):
         gold = gold_dir / f"{name}.json"
         if gold.is_file():
+            on_stage(f"recall and warm latency on {gold.name}: {', '.join(p.name for p in pipelines)}")
             report["retrieval"][name] = evaluate_pipelines(gold, pipelines, index_dir)
     full = next((p for p in pipelines if p.name == "query.yaml"), None)
     if full is not None and (gold_dir / "code.json").is_file():
+        on_stage("latency with a locally built MiniLM-size cross-encoder")
         report["rerank"] = _rerank_latency(gold_dir / "code.json", full, index_dir, cache)
     question = "How do I load a LoRA adapter?"
+    on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
     report["cold_start"] = _cold_start(index_dir, question, runs=cold_runs)
+    report["load_average"]["end"] = round(os.getloadavg()[0], 2)
     return report
 
 

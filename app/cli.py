@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import resource
 import sys
+import time
 from pathlib import Path
 
 import typer
@@ -536,6 +537,7 @@ def bench(
             pipeline or default_variants(),
             skip_index=skip_index,
             cache=cache,
+            on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
         )
     except CodegroundError as exc:
         _fail(str(exc))

@@ -135,9 +135,9 @@ def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str) -> Check
     if wanted is None:
         return Check("embedder", True, f"{pipeline_name} does not embed questions")
     if manifest is not None and not manifest.embedded_by(wanted):
-        from app.query import _embedder_mismatch
+        from app.query import embedder_mismatch
 
-        message = _embedder_mismatch(manifest, wanted, Path(pipeline_name))
+        message = embedder_mismatch(manifest, wanted, Path(pipeline_name))
         detail, _, fix = message.partition("; ")
         return Check("embedder", False, detail, fix)
     if wanted.kind == "OllamaEmbedder":

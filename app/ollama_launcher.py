@@ -234,6 +234,12 @@ def serve(
                 shown.add(status)
                 say(f"  {model}: {status}")
 
-        pull(url, model, progress)
+        try:
+            pull(url, model, progress)
+        except CodegroundError as exc:
+            if report.started:  # say where the server this command started lives on
+                where = f"pid {report.pid}, log {report.log_path}"
+                raise CodegroundError(f"{exc} (Ollama keeps running: {where})") from exc
+            raise
         report.pulled.append(model)
     return report

@@ -80,7 +80,7 @@ class QueryEngine:
         self.data = read_pipeline_dict(self.pipeline_path)
         wanted = embedder_identity(self.data)
         if not self.manifest.embedded_by(wanted):
-            raise CodegroundError(_embedder_mismatch(self.manifest, wanted, self.pipeline_path))
+            raise CodegroundError(embedder_mismatch(self.manifest, wanted, self.pipeline_path))
         self.system_prompt = system_prompt
         self._search_pipeline = None
         self._answer_pipeline = None
@@ -235,7 +235,7 @@ class QueryEngine:
         )
 
 
-def _embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path) -> str:
+def embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path) -> str:
     """Both embedders and the fix: the shipped YAMLs that match the index, or how to re-index."""
     have = manifest.embedder_identity
     matching = sorted(

@@ -172,3 +172,16 @@ def test_cli_pulls_the_models_of_the_given_pipelines_from_a_running_server(fake_
     assert "already answers" in result.output and "ready at" in result.output
     pulled = [r.body["model"] for r in fake_ollama.requests_to("/api/pull")]
     assert pulled == EMBED_PIPELINE_MODELS
+
+
+def test_a_failed_pull_after_starting_says_where_the_started_server_runs(fake_bin, tmp_path, started):
+    import re
+
+    log = tmp_path / "o.log"
+    with pytest.raises(CodegroundError) as err:
+        serve(os.environ["OLLAMA_HOST"], ["qwen9-coder:7b"], log_path=log, wait_s=20)
+    message = str(err.value)
+    pid = re.search(r"Ollama keeps running: pid (\d+), log ", message)
+    assert pid and str(log) in message and message.startswith("cannot pull qwen9-coder:7b:")
+    started.append(int(pid.group(1)))
+    assert answers(os.environ["OLLAMA_HOST"])

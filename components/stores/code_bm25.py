@@ -14,8 +14,8 @@ the stock method, which scores every document per query (too slow for ~40,000 re
 
 from __future__ import annotations
 
+import gc
 import heapq
-import json
 import math
 import os
 from collections import Counter
@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from haystack import Document, default_from_dict, default_to_dict
 from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.in_memory import InMemoryDocumentStore
@@ -32,7 +33,7 @@ from haystack.utils import expit
 
 from components.identifiers import tokenize
 
-FORMAT = 1
+FORMAT = 2  # 2: each document also carries its BM25 term frequencies ("tf") and length ("len")
 
 
 def _file_key(path: str) -> str:
@@ -382,28 +383,59 @@ class CodeBM25DocumentStore(InMemoryDocumentStore):
         if not str(target):
             raise ValueError("CodeBM25DocumentStore.save needs a path")
         target.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "format": FORMAT,
-            "documents": [{"id": d.id, "content": d.content, "meta": d.meta} for d in self.storage.values()],
-        }
+        stats = self._bm25_attr
+
+        def entry(doc: Document) -> dict[str, Any]:
+            out = {"id": doc.id, "content": doc.content, "meta": doc.meta}
+            if doc.id in stats:  # saves re-tokenizing every document on load
+                out["tf"], out["len"] = stats[doc.id].freq_token, stats[doc.id].doc_len
+            return out
+
+        payload = {"format": FORMAT, "documents": [entry(d) for d in self.storage.values()]}
         tmp = target.with_suffix(target.suffix + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False)
+        tmp.write_bytes(orjson.dumps(payload))  # ~10x the stdlib's speed on a 70 MB store
         os.replace(tmp, target)
 
     def _load(self, path: Path) -> None:
+        # tens of thousands of small objects: the cyclic GC would rescan them all many times over
+        # (it tripled the load time); none of them form cycles
+        collect = gc.isenabled()
+        gc.disable()
         try:
-            with open(path, encoding="utf-8") as fh:
-                payload = json.load(fh)
-            if payload.get("format") != FORMAT:
-                raise ValueError(f"unsupported BM25 store format {payload.get('format')!r}")
-            docs = [Document(id=d["id"], content=d["content"], meta=d["meta"]) for d in payload["documents"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(
-                f"the BM25 store {path} cannot be read, rebuild the index with "
-                f"`codeground index PATH --full` ({type(exc).__name__}: {exc})"
-            ) from exc
-        self.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
+            try:
+                payload = orjson.loads(path.read_bytes())
+                if payload.get("format") not in (1, FORMAT):
+                    raise ValueError(f"unsupported BM25 store format {payload.get('format')!r}")
+                entries = payload["documents"]
+                docs = [Document(id=d["id"], content=d["content"], meta=d["meta"]) for d in entries]
+                known = [(d["tf"], d["len"]) if "tf" in d else None for d in entries]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:  # JSONDecodeError too
+                raise ValueError(
+                    f"the BM25 store {path} cannot be read, rebuild the index with "
+                    f"`codeground index PATH --full` ({type(exc).__name__}: {exc})"
+                ) from exc
+            if all(k is not None or d.content is None for d, k in zip(docs, known, strict=True)):
+                self._restore(docs, known)
+            else:  # format 1: tokenize again
+                self.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
+        finally:
+            if collect:
+                gc.enable()
+
+    def _restore(self, docs: list[Document], known: list[tuple[dict[str, int], int] | None]) -> None:
+        """Fill an empty store from saved documents and their saved term frequencies (no tokenizing)."""
+        storage, stats, vocab = self.storage, self._bm25_attr, self._freq_vocab_for_idf
+        total = 0
+        for doc, saved in zip(docs, known, strict=True):
+            storage[doc.id] = doc
+            if saved is None:
+                continue
+            freq, length = Counter(saved[0]), int(saved[1])
+            stats[doc.id] = BM25DocumentStats(freq, length)
+            vocab.update(freq.keys())
+            total += length
+        self._avg_doc_len = total / len(stats) if stats else 0.0
+        self._postings.rebuild(stats)
 
     # -- serialization ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -290,3 +290,40 @@ def test_unfiltered_retrieval_does_not_scan_every_document(monkeypatch):
     monkeypatch.setattr(store, "filter_documents", no_scan)
     monkeypatch.setattr(store, "_score_bm25l", no_scan)
     assert [d.id for d in store.bm25_retrieval("load model", top_k=3)]
+
+
+def _scores(store, q):
+    hits = InMemoryBM25Retriever(document_store=store, top_k=10).run(query=q)["documents"]
+    return [(d.id, round(d.score, 9)) for d in hits]
+
+
+def test_reload_uses_saved_term_frequencies_and_keeps_scores_after_more_writes(tmp_path, monkeypatch):
+    import components.stores.code_bm25 as module
+
+    path = tmp_path / "bm25.json"
+    store = CodeBM25DocumentStore(persist_path=str(path))
+    store.write_documents(docs())
+    store.save()
+    tokenized = []
+    real = module.tokenize
+    monkeypatch.setattr(module, "tokenize", lambda text: tokenized.append(text) or real(text))
+    again = CodeBM25DocumentStore(persist_path=str(path))
+    assert tokenized == []  # nothing re-tokenized on load
+    extra = Document(id="d", content="def load_lora(path): ...", meta={"header": "File: d.py"})
+    for s in (store, again):
+        s.delete_documents(["b"])
+        s.write_documents([extra])
+    for q in ("load remote code", "gemma2 decoder", "lora path", "install pip"):
+        assert _scores(again, q) == _scores(store, q)
+
+
+def test_a_format_1_store_file_still_loads_by_tokenizing_again(tmp_path):
+    import json
+
+    path = tmp_path / "bm25.json"
+    old = {"format": 1, "documents": [{"id": d.id, "content": d.content, "meta": d.meta} for d in docs()]}
+    path.write_text(json.dumps(old))
+    fresh = CodeBM25DocumentStore()
+    fresh.write_documents(docs())
+    loaded = CodeBM25DocumentStore(persist_path=str(path))
+    assert _scores(loaded, "gemma2 decoder layer") == _scores(fresh, "gemma2 decoder layer")

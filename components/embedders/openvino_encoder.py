@@ -2,8 +2,8 @@
 
 Rule: texts are sorted by length before batching (padding to the longest text in a batch wastes
 little), the results come back in the callers' order, and nothing imports torch: a query process
-loads only ``openvino`` and ``tokenizers``. One compiled model serves every thread (an async queue
-of infer requests per call, one per stream).
+loads only ``openvino`` and ``tokenizers``. One compiled model serves every thread: one infer request
+per stream, used round-robin and collected on the calling thread (one caller at a time).
 
 Usage:
 ```python
@@ -18,6 +18,7 @@ vectors = encoder.encode(["load a LoRA adapter"])  # numpy array, shape (1, 384)
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,10 +50,11 @@ class OpenVINOEncoder:
         config = {"PERFORMANCE_HINT": hint}
         if threads:
             config["INFERENCE_NUM_THREADS"] = int(threads)
-        self._ov = ov
         self.model = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)
         # THROUGHPUT runs several streams: one infer request per stream keeps every core busy
         self.requests = max(1, int(self.model.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        self._requests = [self.model.create_infer_request() for _ in range(self.requests)]
+        self._lock = threading.Lock()
         self.dimension = int(self.model.outputs[0].get_partial_shape()[-1].get_length())
 
     def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
@@ -71,15 +73,27 @@ class OpenVINOEncoder:
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
-        queue = self._ov.AsyncInferQueue(self.model, self.requests)
+        # Round-robin over a fixed set of infer requests, collected on this thread. No Python
+        # callback runs on OpenVINO's threads: such a callback needs the GIL, and a garbage
+        # collection that frees a compiled model while holding the GIL then deadlocks with it.
+        with self._lock:  # an infer request serves one caller at a time
+            busy: list[list[int] | None] = [None] * len(self._requests)
 
-        def done(request, chunk: list[int]) -> None:
-            out[chunk] = request.get_output_tensor(0).data
-            if on_batch:
-                on_batch(len(chunk))
+            def collect(slot: int) -> None:
+                request, chunk = self._requests[slot], busy[slot]
+                request.wait()
+                out[chunk] = request.get_output_tensor(0).data
+                busy[slot] = None
+                if on_batch:
+                    on_batch(len(chunk))
 
-        queue.set_callback(done)
-        for chunk in batches:
-            queue.start_async(self._features([texts[i] for i in chunk]), chunk)
-        queue.wait_all()
+            for k, chunk in enumerate(batches):
+                slot = k % len(self._requests)
+                if busy[slot] is not None:
+                    collect(slot)
+                self._requests[slot].start_async(self._features([texts[i] for i in chunk]))
+                busy[slot] = chunk
+            for slot in range(len(busy)):
+                if busy[slot] is not None:
+                    collect(slot)
         return out

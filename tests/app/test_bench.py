@@ -37,8 +37,16 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     )
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
 
+    stages = []
     report = run_bench(
-        repo, gold_dir, tmp_path / "index", DEFAULT_INDEX_PIPELINE, default_variants(), cold_runs=1
+        repo,
+        gold_dir,
+        tmp_path / "index",
+        DEFAULT_INDEX_PIPELINE,
+        default_variants(),
+        cold_runs=1,
+        cache=tmp_path / "cache",
+        on_stage=stages.append,
     )
 
     assert report["index"]["records"] > 0 and report["index"]["full"]
@@ -60,4 +68,10 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     assert all(r["latency"]["p50"] > 0 for r in rows)
     assert "docs" not in report["retrieval"]  # no docs.json in this gold folder
     assert report["cold_start"]["median_s"] > 0
+    assert 0 < report["cold_start"]["peak_rss_mb"] < report["index"]["peak_rss_mb"] * 4
+    # the MiniLM-size cross-encoder is built locally and really reranks (an opinion on every question)
+    assert report["rerank"]["reranker_no_opinion"] == 0 and report["rerank"]["latency"]["p50"] > 0
+    assert (tmp_path / "cache" / "models" / "minilm-l6-cross-encoder-untrained" / "config.json").is_file()
+    assert [s.split()[0] for s in stages] == ["full", "incremental", "recall", "latency", "cold"]
+    assert set(report["load_average"]) == {"start", "end"}
     assert report["machine"]["cores"] >= 1

@@ -8,7 +8,6 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.embedders.openvino_encoder import OpenVINOEncoder
-from components.embedders.openvino_export import exported_model
 
 
 @component
@@ -93,8 +92,9 @@ class OpenVINODocumentEmbedder:
     def warm_up(self) -> None:
         """Export the model on first use on this machine, then compile it for the CPU."""
         if self._encoder is None:
-            folder = exported_model(self.model, precision=self.precision)
-            self._encoder = OpenVINOEncoder(folder, max_seq_length=self.max_seq_length)
+            self._encoder = OpenVINOEncoder.for_model(
+                self.model, precision=self.precision, max_seq_length=self.max_seq_length
+            )
 
     @property
     def dimension(self) -> int | None:

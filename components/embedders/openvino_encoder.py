@@ -57,6 +57,15 @@ class OpenVINOEncoder:
         self._lock = threading.Lock()
         self.dimension = int(self.model.outputs[0].get_partial_shape()[-1].get_length())
 
+    @classmethod
+    def for_model(
+        cls, model: str | Path, *, precision: str, max_seq_length: int | None, hint: str = "THROUGHPUT"
+    ) -> OpenVINOEncoder:
+        """The encoder for ``model`` at ``precision``, exporting it on first use on this machine."""
+        from components.embedders.openvino_export import exported_model
+
+        return cls(exported_model(model, precision=precision), hint=hint, max_seq_length=max_seq_length)
+
     def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
         encoded = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)

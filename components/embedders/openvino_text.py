@@ -7,7 +7,6 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 
 from components.embedders.openvino_encoder import OpenVINOEncoder
-from components.embedders.openvino_export import exported_model
 
 
 @component
@@ -71,8 +70,9 @@ class OpenVINOTextEmbedder:
     def warm_up(self) -> None:
         """Load (exporting on first use on this machine) and compile the model."""
         if self._encoder is None:
-            folder = exported_model(self.model, precision=self.precision)
-            self._encoder = OpenVINOEncoder(folder, hint="LATENCY", max_seq_length=self.max_seq_length)
+            self._encoder = OpenVINOEncoder.for_model(
+                self.model, precision=self.precision, max_seq_length=self.max_seq_length, hint="LATENCY"
+            )
 
     @component.output_types(embedding=list[float], meta=dict[str, Any])
     def run(self, text: str) -> dict[str, Any]:

@@ -28,6 +28,15 @@ DEFAULT_RANKER = {
 }
 
 
+def no_opinion(documents: list[Document], why: str) -> dict[str, Any]:
+    """What any ranker returns without an opinion: the incoming order and scores, and why (DESIGN.md)."""
+    return {
+        "documents": list(documents),
+        "reranked": False,
+        "notices": [f"reranking unavailable: {why}; kept the fused order"],
+    }
+
+
 @component
 class FallbackRanker:
     """Rerank with a stock ranker over header + text cut to ``max_chars``; keep the fused order on failure.
@@ -116,13 +125,7 @@ class FallbackRanker:
         out = [replace(originals[d.id], score=d.score) for d in ranked if d.id in originals]
         return {"documents": out, "reranked": True, "notices": []}
 
-    @staticmethod
-    def _no_opinion(documents: list[Document], why: str) -> dict[str, Any]:
-        return {
-            "documents": list(documents),
-            "reranked": False,
-            "notices": [f"reranking unavailable: {why}; kept the fused order"],
-        }
+    _no_opinion = staticmethod(no_opinion)
 
 
 def _not_downloaded(model: str) -> OSError | None:

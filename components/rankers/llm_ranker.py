@@ -17,6 +17,7 @@ from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
 from components.inner import one_line
+from components.rankers.fallback import no_opinion
 
 logger = logging.getLogger(__name__)
 
@@ -412,10 +413,4 @@ class OllamaLLMRanker:
         out = [scored[i] for i in order] + list(documents[len(scored) :])
         return {"documents": out[:top_k] if top_k is not None else out, "reranked": True, "notices": []}
 
-    @staticmethod
-    def _no_opinion(documents: list[Document], why: str) -> dict[str, Any]:
-        return {
-            "documents": list(documents),
-            "reranked": False,
-            "notices": [f"reranking unavailable: {why}; kept the fused order"],
-        }
+    _no_opinion = staticmethod(no_opinion)

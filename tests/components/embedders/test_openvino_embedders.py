@@ -47,18 +47,34 @@ def _docs() -> list[Document]:
     return [Document(content=t, meta={"header": f"File: f{i}.py"}) for i, t in enumerate(TEXTS)]
 
 
-# int8: DESIGN.md measured cosine 0.997 on average; a one-character text is the worst case here (0.976)
-@pytest.mark.parametrize(
-    "precision, min_cosine, mean_cosine", [("fp32", 0.9999, 0.9999), ("int8", 0.97, 0.99)]
-)
-def test_text_embedder_matches_stock_sentence_transformers(
-    minilm, stock_vectors, precision, min_cosine, mean_cosine
-):
-    embedder = OpenVINOTextEmbedder(model=minilm, precision=precision)
+def test_fp32_text_embedder_matches_stock_sentence_transformers(minilm, stock_vectors):
+    embedder = OpenVINOTextEmbedder(model=minilm, precision="fp32")
     vectors = np.array([embedder.run(text=t)["embedding"] for t in TEXTS])
     cosines = (vectors * stock_vectors).sum(axis=1)
-    assert cosines.min() > min_cosine and cosines.mean() > mean_cosine, cosines
+    assert cosines.min() > 0.9999, cosines
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+# The int8 export is calibrated per machine, and the CPU's int8 kernels decide what it computes.
+# Cosines to torch fp32 over TEXTS, measured: AVX-512 VNNI (Xeon) min 0.976 / mean 0.997;
+# AVX2-only (AMD EPYC Zen 1 and Zen 3) min 0.970 / mean 0.989. The bound below holds on both with a
+# margin; what users see (the same nearest text for each query; margins ≥ 0.2 here) is checked on top of it.
+QUERIES = ["how do I load a LoRA adapter", "install and start the server", "scheduler step waiting queue"]
+
+
+def test_int8_text_embedder_finds_the_same_nearest_texts_as_stock_fp32(minilm, stock_vectors):
+    from sentence_transformers import SentenceTransformer
+
+    embedder = OpenVINOTextEmbedder(model=minilm, precision="int8")
+    vectors = np.array([embedder.run(text=t)["embedding"] for t in TEXTS])
+    cosines = (vectors * stock_vectors).sum(axis=1)
+    assert cosines.min() > 0.95 and cosines.mean() > 0.975, cosines
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    stock_queries = SentenceTransformer(minilm, device="cpu").encode(QUERIES, normalize_embeddings=True)
+    int8_queries = np.array([embedder.run(text=q)["embedding"] for q in QUERIES])
+    want = np.argsort(-(stock_queries @ stock_vectors.T), axis=1)[:, 0]
+    got = np.argsort(-(int8_queries @ vectors.T), axis=1)[:, 0]
+    assert (got == want).all(), (got, want)
 
 
 def test_document_embedder_embeds_header_and_content_like_the_stock_one(minilm):

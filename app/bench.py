@@ -115,8 +115,8 @@ def _incremental(repo: Path, index_dir: Path, pipeline: Path) -> dict[str, Any]:
     return {"files": [str(p.relative_to(repo)) for p in targets], "touched": touched, "restored": restored}
 
 
-def _cold_start(index_dir: Path, question: str, runs: int = 3) -> dict[str, Any]:
-    """Seconds from launching `codeground search` to its output, and the process's peak RSS."""
+def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -> dict[str, Any]:
+    """Seconds from launching `codeground search --pipeline PIPELINE` to its output, and its peak RSS."""
     exe = Path(sys.executable).with_name("codeground")
     cmd = [
         str(exe) if exe.exists() else sys.executable,
@@ -127,6 +127,8 @@ def _cold_start(index_dir: Path, question: str, runs: int = 3) -> dict[str, Any]
         "5",
         "--index-dir",
         str(index_dir),
+        "--pipeline",
+        str(pipeline),
     ]
     times, peaks = [], []
     for _ in range(runs):
@@ -228,13 +230,20 @@ def run_bench(
     ``on_stage(text)`` is told when each stage starts (the whole run takes many minutes).
     """
     from app.eval_runner import evaluate_pipelines
+    from app.pipelines import read_pipeline_dict
 
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cores": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version()},
+        "machine": {
+            "cores": os.cpu_count(),
+            "cpu": _cpu_model(),
+            "flags": _cpu_flags(),
+            "python": platform.python_version(),
+        },
         # other work on the machine skews timings: the 1-minute load average before and after says
         "load_average": {"start": round(os.getloadavg()[0], 2)},
         "corpus": str(repo),
+        "index_pipeline": index_pipeline.name,
         "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
     }
     if not skip_index:
@@ -250,13 +259,14 @@ def run_bench(
         if gold.is_file():
             on_stage(f"recall and warm latency on {gold.name}: {', '.join(p.name for p in pipelines)}")
             report["retrieval"][name] = evaluate_pipelines(gold, pipelines, index_dir)
-    full = next((p for p in pipelines if p.name == "query.yaml"), None)
+    full = next((p for p in pipelines if "ranker" in read_pipeline_dict(p)["components"]), None)
     if full is not None and (gold_dir / "code.json").is_file():
         on_stage("latency with a locally built MiniLM-size cross-encoder")
         report["rerank"] = _rerank_latency(gold_dir / "code.json", full, index_dir, cache)
     question = "How do I load a LoRA adapter?"
     on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
-    report["cold_start"] = _cold_start(index_dir, question, runs=cold_runs)
+    report["cold_start"] = _cold_start(index_dir, question, full or pipelines[0], runs=cold_runs)
+    report["cold_start"]["pipeline"] = (full or pipelines[0]).name
     report["load_average"]["end"] = round(os.getloadavg()[0], 2)
     return report
 
@@ -269,3 +279,18 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def _cpu_flags() -> list[str]:
+    """The CPU's vector-instruction flags that decide which embedder is fastest (from /proc/cpuinfo)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                present = set(line.split(":", 1)[1].split())
+                return [f for f in VECTOR_FLAGS if f in present]
+    except OSError:
+        pass
+    return []

@@ -90,7 +90,14 @@ def index(
 ) -> None:
     """Index a repository: walk it, chunk it structurally, embed, and store (incremental)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from app.index_dir import default_index_dir
     from app.pipelines import DEFAULT_INDEX_PIPELINE
@@ -105,7 +112,10 @@ def index(
         MofNCompleteColumn(),
         TextColumn("files"),
         TextColumn("{task.fields[records]} records"),
+        TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=console,
         transient=True,
     )
@@ -117,16 +127,21 @@ def index(
             f"walked {report['seen']} files: {report['indexed']} to index, "
             f"{sum(report['skipped'].values())} skipped; {n_todo} new or changed"
         )
-        task = progress.add_task("index", total=max(n_todo, 1), records=0)
+        task = progress.add_task("index", total=max(n_todo, 1), records=0, rate="")
+        started[0] = time.perf_counter()
 
     logged = [0.0]
+    started = [time.perf_counter()]
 
     def on_progress(done: int, records: int) -> None:
-        progress.update(task, completed=done, records=records)
+        seconds = max(time.perf_counter() - started[0], 1e-6)
         total = progress.tasks[0].total if progress.tasks else done
+        rate = f"{records / seconds:,.0f} records/s"
+        progress.update(task, completed=done, records=records, rate=rate)
         if not console.is_terminal and (done >= total or done / total >= logged[0] + 0.1):
             logged[0] = done / total  # no live bar in a log file: a line every 10 %
-            console.print(f"indexed {done}/{total:.0f} files, {records} records")
+            eta = seconds * (total - done) / max(done, 1)
+            console.print(f"indexed {done}/{total:.0f} files, {records} records, {rate}, ETA {eta:.0f} s")
 
     try:
         from app.indexing import run_index
@@ -205,6 +220,12 @@ def _use_system_prompt(system_prompt: Path | None) -> None:
         os.environ[ENV_VAR] = str(system_prompt.resolve())
 
 
+def _check_question(question: str) -> None:
+    from app.query import check_question
+
+    check_question(question)
+
+
 def _check_k(k: int) -> None:
     if k < 1:
         _fail(f"-k must be a positive number of results, got {k}")
@@ -229,6 +250,7 @@ def search(
 
     _check_k(k)
     try:
+        _check_question(question)
         engine = _engine(index_dir, repo, pipeline)
         result = engine.search(question, k=k)
     except CodegroundError as exc:
@@ -396,6 +418,7 @@ def query(
         sys.stdout.flush()
 
     try:
+        _check_question(question)
         engine = _engine(index_dir, repo, pipeline, system_prompt)
         result = engine.answer(question, on_token=on_token)
     except CodegroundError as exc:
@@ -517,6 +540,9 @@ def bench(
     skip_index: bool = typer.Option(
         False, "--skip-index", help="Reuse the benchmark index from a previous run."
     ),
+    index_pipeline: Path | None = typer.Option(
+        None, "--index-pipeline", help="Index YAML (default: pipelines/index.yaml)."
+    ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
@@ -533,8 +559,8 @@ def bench(
             corpus,
             gold,
             cache / "bench" / "index",
-            DEFAULT_INDEX_PIPELINE,
-            pipeline or default_variants(),
+            index_pipeline or DEFAULT_INDEX_PIPELINE,
+            pipeline or default_variants(index_pipeline or DEFAULT_INDEX_PIPELINE),
             skip_index=skip_index,
             cache=cache,
             on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),

@@ -196,6 +196,12 @@ def _reranker_check(data: dict[str, Any]) -> Check:
         (p["init_parameters"]["model"] for p in _specs(data["components"]) if str(p["type"]) == spec["type"]),
         spec["init_parameters"]["model"],
     )
+    from components.hub import unavailable
+
+    missing = unavailable(str(spec["init_parameters"]["model"]))
+    if missing:  # said at once: no download retried for a minute without a network
+        detail = f"{shown} cannot load ({missing}); query keeps the fused order"
+        return Check("reranker", False, detail, RERANKER_FIX.format(model=shown), required=False)
     try:
         from components.inner import build_inner
 

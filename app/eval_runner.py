@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.errors import CodegroundError
-from app.evaluation import Question, Span, latency_summary, load_questions, recall_at_ks
+from app.evaluation import Question, Span, latency_summary, load_questions, recall_at_ks, split_half
 from app.manifest import Manifest
 from app.pipelines import (
     DEFAULT_INDEX_PIPELINE,
@@ -35,18 +35,18 @@ def _retrieval_fingerprint(path: Path) -> str:
     return settings_fingerprint({"components": comps, "connections": conns})
 
 
-def default_variants() -> list[Path]:
+def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path]:
     """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
 
     Index pipelines are excluded, so is a YAML that needs an optional extra that is not installed
     (``query_llamacpp.yaml`` without ``[llamacpp]``), so is a YAML that embeds questions with another
-    embedder than ``index.yaml`` (``query_ollama_embed.yaml`` needs its own index), and so is a YAML
+    embedder than ``index_pipeline`` (``query_ollama_embed.yaml`` needs its own index), and so is a YAML
     that differs from an earlier one only in how it answers (e.g. ``query_openai.yaml``): retrieval
     figures would repeat a row.
     """
     from app.manifest import embedder_identity
 
-    indexed_with = embedder_identity(read_pipeline_dict(DEFAULT_INDEX_PIPELINE))
+    indexed_with = embedder_identity(read_pipeline_dict(index_pipeline))
     found = sorted(
         p
         for p in PIPELINES_DIR.glob("*.yaml")
@@ -123,11 +123,17 @@ def evaluate_pipelines(
         engine.search(questions[0].question, k=k)  # first query pays lazy loads; not timed
         results, info = search_all(engine, questions, k)
         report = recall_at_ks(questions, results, path_prefix=prefix)
+        halves = {
+            half: recall_at_ks(subset, results, path_prefix=prefix).recall
+            for half in ("tune", "check")
+            if (subset := [q for q in questions if split_half(q.question_id) == half])
+        }
         rows.append(
             {
                 "pipeline": Path(path).name,
                 "questions": report.n_questions,
                 "recall": report.recall,
+                "recall_halves": halves,
                 "oversize_sources": report.oversize_sources,
                 "latency": latency_summary(info["latencies"]),
                 "notices": info["notices"],

@@ -29,6 +29,7 @@ Pure standard library; every input problem is a one-line ``CodegroundError``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -190,6 +191,13 @@ def found(
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     return first_rank_found(gold_spans, list(retrieved)[:k], threshold) is not None
+
+
+def split_half(question_id: str) -> str:
+    """``"tune"`` or ``"check"``: a fixed half of any question set, decided by the question's id alone
+    (sha256 of ``"tune:" + id``, even → tune). Weights are chosen on tune; figures are judged on check."""
+    digest = hashlib.sha256(f"tune:{question_id}".encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "check"
 
 
 def recall_at_ks(

@@ -51,6 +51,17 @@ class QueryResult:
         return list(dict.fromkeys(d.meta["file_path"] for d in self.documents))
 
 
+def check_question(question: str) -> None:
+    """A question that can be searched, or a one-line error (checked before any model loads)."""
+    if not question or not question.strip():
+        raise CodegroundError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise CodegroundError(
+            f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
+            "(quote only the lines that matter)"
+        )
+
+
 def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
     """The live generation and its manifest, or a one-line error saying how to build one."""
     location = IndexDir(index_dir)
@@ -176,13 +187,7 @@ class QueryEngine:
         raise CodegroundError(f"{self.pipeline_path.name} produced no documents output")
 
     def _run(self, pipeline, question: str, history: list | None, extra: dict[str, Any]) -> dict[str, Any]:
-        if not question or not question.strip():
-            raise CodegroundError("the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise CodegroundError(
-                f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
-                "(quote only the lines that matter)"
-            )
+        check_question(question)
         data = self._inputs(pipeline, question, history)
         for name, values in extra.items():
             if name in pipeline.graph.nodes:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from haystack import Document, component
 
+from components.hub import unavailable
 from components.inner import LazyComponent, init_parameters, one_line
 
 logger = logging.getLogger(__name__)
@@ -89,7 +88,7 @@ class FallbackRanker:
 
     def _ready(self) -> bool:
         if self._inner.instance is None and self._inner.error is None:
-            missing = _not_downloaded(self._model_name())
+            missing = unavailable(self._model_name())
             if missing:  # no import of torch / sentence-transformers for a model that cannot load
                 self._inner.error = missing
         return self._inner.warm_up()
@@ -126,23 +125,3 @@ class FallbackRanker:
         return {"documents": out, "reranked": True, "notices": []}
 
     _no_opinion = staticmethod(no_opinion)
-
-
-def _not_downloaded(model: str) -> OSError | None:
-    """Why ``model`` cannot load, found without importing its library: a missing local folder, or a hub
-    id that is not in the local cache while the hub is offline. None when it may load."""
-    if not model or Path(model).exists():
-        return None
-    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
-        return OSError(f"no model folder at {model}")
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-    if "/" not in model or not offline:
-        return None  # online: let the stock ranker download it
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        if isinstance(try_to_load_from_cache(model, "config.json"), str):
-            return None
-    except Exception:  # noqa: BLE001 - an odd name: let the stock ranker report it
-        return None
-    return OSError(f"{model} is not in the local model cache and HF_HUB_OFFLINE is set (offline)")

@@ -248,3 +248,10 @@ def test_shipped_unanswerable_vllm_questions_load():
         PROJECT_ROOT / "app" / "assets" / "vllm_unanswerable.json", require_sources=False
     )
     assert len(questions) == 20
+
+
+@pytest.mark.parametrize("command", ["search", "query"])
+def test_the_question_is_checked_before_any_index_or_model_is_opened(command, tmp_path):
+    result = runner.invoke(cli, [command, "  ", "--index-dir", str(tmp_path / "nothing-here")])
+    assert result.exit_code != 0
+    assert "the question is empty" in result.stderr and "no index" not in result.stderr

@@ -12,6 +12,7 @@ from haystack.core.serialization_security import _deserialization_context
 
 import components.inner as inner_module
 from components.rankers.fallback import FallbackRanker
+from tests.conftest import closed_port
 
 ST_RANKER = ("haystack_integrations.components.rankers.sentence_transformers."
              "sentence_transformers_similarity.SentenceTransformersSimilarityRanker")
@@ -256,3 +257,29 @@ def test_a_missing_local_model_folder_is_no_opinion(tmp_path):
     ranker = FallbackRanker(ranker=_spec(str(tmp_path / "no-such-model")))
     out = ranker.run(query="add one", documents=_fused())
     assert out["reranked"] is False and "no model folder" in out["notices"][0]
+
+
+def test_without_network_an_uncached_reranker_is_no_opinion_without_loading_its_library(tmp_path):
+    """HF_HUB_OFFLINE unset and no network: one line at once, no download retries, no torch import."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from components.rankers.fallback import FallbackRanker\n"
+        "from haystack import Document\n"
+        "ranker = FallbackRanker(ranker={'type': 'haystack_integrations.components.rankers.'\n"
+        "  'sentence_transformers.sentence_transformers_similarity.SentenceTransformersSimilarityRanker',\n"
+        "  'init_parameters': {'model': 'cross-encoder/not-in-any-cache-xyz'}})\n"
+        "ranker.warm_up()\n"
+        "out = ranker.run(query='q', documents=[Document(content='a')])\n"
+        "assert out['reranked'] is False and 'no network' in out['notices'][0], out\n"
+        "print('sentence_transformers' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port()}", HF_HOME=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=99)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+    assert "Retrying" not in proc.stderr

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,14 +38,23 @@ def offline_by_setting() -> bool:
 
 @functools.cache
 def hub_reachable(endpoint: str | None = None, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
-    """One TCP connection to the hub's host (no retry); the answer is kept for the process."""
+    """One TCP connection to the hub's host (no retry), name lookup included, within ``timeout_s``
+    (a lookup that hangs is not waited for); the answer is kept for the process."""
     url = urlsplit(endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((url.hostname or "", port), timeout=timeout_s):
-            return True
-    except Exception:  # noqa: BLE001 - DNS failure, refusal, timeout, a sandbox's block: all "no"
-        return False
+    answer: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((url.hostname or "", port), timeout=timeout_s):
+                answer.append(True)
+        except Exception:  # noqa: BLE001 - DNS failure, refusal, timeout, a sandbox's block: all "no"
+            answer.append(False)
+
+    worker = threading.Thread(target=probe, name="codeground-hub-probe", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return bool(answer and answer[0])
 
 
 def _cached(model: str) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
+from components.embedders.document_text import embedding_text
 from components.embedders.openvino_encoder import OpenVINOEncoder
 
 
@@ -102,8 +103,8 @@ class OpenVINODocumentEmbedder:
         return self._encoder.dimension if self._encoder else None
 
     def _text(self, doc: Document) -> str:
-        values = [str(doc.meta[k]) for k in self.meta_fields_to_embed if doc.meta.get(k) is not None]
-        return self.prefix + self.embedding_separator.join([*values, doc.content or ""]) + self.suffix
+        fields, separator = self.meta_fields_to_embed, self.embedding_separator
+        return embedding_text(doc, fields, separator, self.prefix, self.suffix)
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     def run(self, documents: list[Document]) -> dict[str, Any]:

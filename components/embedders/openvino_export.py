@@ -9,10 +9,9 @@ model exists for it, so the packaged model is exported here, locally:
 - ``precision="int8"`` calibrates with ``nncf.quantize`` (transformer preset) on a fixed, committed
   set of texts (``calibration.json``: 200 windows of codeground's own code and docs), so the same
   inputs give the same model on every machine;
-- the result is cached under ``$CODEGROUND_CACHE`` (default ``~/.cache/codeground``)/models, keyed by
-  the model files (path, size, mtime), the precision, the sequence length, the calibration set and
-  the OpenVINO and NNCF versions; concurrent exports are serialised by a lock file, and the folder
-  appears atomically.
+- the result is cached once per machine (``model_cache``: atomic folder, lock), keyed by the model
+  files (path, size, mtime), the precision, the sequence length, the calibration set and the
+  OpenVINO and NNCF versions.
 
 Exporting needs torch, transformers and nncf (about 30 s); loading an exported model needs neither.
 
@@ -27,29 +26,20 @@ folder = exported_model("/path/to/all-MiniLM-L6-v2", precision="int8")  # model.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import io
 import json
 import logging
-import os
-import re
 import shutil
-import tempfile
 import warnings
 from importlib.metadata import version
 from pathlib import Path
+
+from components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
 
 logger = logging.getLogger(__name__)
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 PRECISIONS = ("int8", "fp32")
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-
-
-def cache_root() -> Path:
-    """Where exported models live: ``$CODEGROUND_CACHE/models`` (default ``~/.cache/codeground/models``)."""
-    base = os.environ.get("CODEGROUND_CACHE") or Path.home() / ".cache" / "codeground"
-    return Path(base) / "models"
 
 
 def max_seq_length(model_dir: Path, default: int = 256) -> int:
@@ -61,23 +51,10 @@ def max_seq_length(model_dir: Path, default: int = 256) -> int:
 
 
 def _fingerprint(model_dir: Path, precision: str, seq_len: int) -> str:
-    """Cheap and stable: the model files' paths, sizes and mtimes (no 90 MB hash on every load)."""
-    digest = hashlib.sha256()
-    for name in ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json"):
-        path = model_dir / name
-        if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    digest.update(f"{precision}|{seq_len}|ov {version('openvino')}".encode())
+    extra: list[str | bytes] = [f"{precision}|{seq_len}|ov {version('openvino')}"]
     if precision == "int8":
-        digest.update(CALIBRATION_FILE.read_bytes())
-        digest.update(f"nncf {version('nncf')}".encode())
-    return digest.hexdigest()[:16]
-
-
-def _slug(model_dir: Path) -> str:
-    parts = [model_dir.parent.name, model_dir.name] if model_dir.name == "model" else [model_dir.name]
-    return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts if p)
+        extra += [CALIBRATION_FILE.read_bytes(), f"nncf {version('nncf')}"]
+    return source_fingerprint(model_dir, *extra)
 
 
 def exported_model(model: str | Path, *, precision: str = "int8") -> Path:
@@ -90,24 +67,17 @@ def exported_model(model: str | Path, *, precision: str = "int8") -> Path:
             f"{model}: not a local sentence-transformers model folder (config.json and tokenizer.json needed)"
         )
     seq_len = max_seq_length(model_dir)
-    target = cache_root() / f"{_slug(model_dir)}-{precision}-{_fingerprint(model_dir, precision, seq_len)}"
-    if (target / "model.xml").is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (target / "model.xml").is_file():  # another process may have finished it meanwhile
-            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-            try:
-                logger.info("exporting %s to OpenVINO %s once (about a minute)", model, precision)
-                # the tracer's warnings and NNCF's progress bars are noise for a user running `index`
-                with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                    warnings.simplefilter("ignore")
-                    _export(model_dir, staging, precision=precision, seq_len=seq_len)
-                os.replace(staging, target)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-    return target
+    fingerprint = _fingerprint(model_dir, precision, seq_len)
+    target = cache_root() / f"{model_slug(model_dir)}-{precision}-{fingerprint}"
+
+    def build(staging: Path) -> None:
+        logger.info("exporting %s to OpenVINO %s once (about a minute)", model, precision)
+        # the tracer's warnings and NNCF's progress bars are noise for a user running `index`
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            _export(model_dir, staging, precision=precision, seq_len=seq_len)
+
+    return built_once(target, build, marker="model.xml")
 
 
 def _export(model_dir: Path, out: Path, *, precision: str, seq_len: int) -> None:

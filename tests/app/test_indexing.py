@@ -171,3 +171,44 @@ def test_second_concurrent_index_run_is_refused(sample_repo, tmp_path):
     with location.lock():
         with pytest.raises(CodegroundError, match="another `codeground index`"):
             index(sample_repo, tmp_path / "idx")
+
+
+def test_chunking_in_a_worker_process_gives_the_index_of_one_process(built, tmp_path, monkeypatch):
+    """Two cores: the chunk stage may run ahead in a worker; records, order, failures must not change."""
+    import app.indexing as indexing
+
+    repo, index_dir, in_process = built
+    monkeypatch.setattr(indexing, "CHUNK_WORKER_MIN_FILES", 0)
+    monkeypatch.setattr(indexing, "BATCH_FILES", 3)  # several batches in flight
+    in_worker = index(repo, tmp_path / "idx")
+    assert in_worker.written_records == in_process.written_records
+    assert in_worker.walk["unparsed"] == in_process.walk["unparsed"]
+    ours = Manifest.load(IndexDir(tmp_path / "idx").current())
+    theirs = Manifest.load(IndexDir(index_dir).current())
+    assert {p: e.ids for p, e in ours.files.items()} == {p: e.ids for p, e in theirs.files.items()}
+    assert snapshot(tmp_path / "idx") == snapshot(index_dir)
+
+
+def test_a_chunker_failure_in_the_worker_is_the_same_one_line_naming_the_component(monkeypatch):
+    """The worker sends back the line a failure in this process would give (exceptions do not pickle)."""
+    from haystack.dataclasses import ByteStream
+
+    import app.index_stages as index_stages
+    from app.index_stages import ChunkStageError, IndexStages
+    from app.indexing import _failure
+    from app.pipelines import read_pipeline_dict, resolve
+    from components.chunkers import oversize
+
+    def broken(*args, **kwargs):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(oversize.OversizeSplitter, "_merge_blank", staticmethod(broken))
+    stages = IndexStages(resolve(read_pipeline_dict(DEFAULT_INDEX_PIPELINE), index_dir="/unused"))
+    monkeypatch.setattr(index_stages, "_WORKER_STAGE", index_stages._ChunkStage(stages.chunk_dict))
+    long_page = ("# Guide\n\n" + "a line of words\n" * 400).encode()  # a section the splitter must cut
+    source = ByteStream(long_page, meta={"file_path": "docs/guide.md"}, mime_type="text/markdown")
+    with pytest.raises(ChunkStageError) as raised:
+        index_stages._chunk_in_worker([source])
+    line = _failure("indexing failed", raised.value)
+    assert line.startswith("indexing failed in 'splitter' (OversizeSplitter): ") and "disk on fire" in line
+    assert line.endswith("nothing in the index was changed") and "\n" not in line

@@ -1,0 +1,171 @@
+"""Run an index pipeline as two stages so that both cores work: chunking ahead, embedding and writing.
+
+Rule: the index pipeline is cut after its ``splitter``: the *chunk stage* is the splitter and every
+component upstream of it (router, chunkers, joiner: pure Python, no model, no store), the *write
+stage* is everything else (embedder, writers). Each connection from the chunk stage into the write
+stage becomes an input of the write stage, fed with the chunk stage's records. When there are
+enough files, the chunk stage runs in a worker process (``spawn``: nothing is forked from a process
+holding model threads) one or two batches ahead of the write stage, so parsing the next files
+overlaps with embedding and writing the last ones; the records, their order and the failures are
+the same as in one process (tested). A worker that cannot start means chunking in this process.
+
+Usage:
+```python
+from app.index_stages import IndexStages
+
+stages = IndexStages(resolved_index_dict)  # ``app.pipelines.resolve`` output
+write = stages.write_pipeline()            # embedder + writers, built here
+for files, chunked in stages.chunked(batches_of_bytestreams, in_worker=True):
+    write.run(stages.write_inputs(chunked["records"]))
+```
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict, deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+LAST_CHUNK_COMPONENT = "splitter"
+ENTRY = ("router", "sources")
+AHEAD = 2  # batches chunked ahead of the write stage (bounds the memory held by finished batches)
+
+
+class ChunkStageError(RuntimeError):
+    """A chunk-stage failure in the worker, already turned into the one line the user sees."""
+
+
+def _name(endpoint: str) -> str:
+    return endpoint.split(".", 1)[0]
+
+
+class IndexStages:
+    """The chunk stage and the write stage of one resolved index pipeline definition."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        components = data["components"]
+        connections = data.get("connections", [])
+        if LAST_CHUNK_COMPONENT not in components:
+            raise ValueError(f"an index pipeline needs a '{LAST_CHUNK_COMPONENT}' component")
+        parents: dict[str, set[str]] = defaultdict(set)
+        for c in connections:
+            parents[_name(c["receiver"])].add(_name(c["sender"]))
+        chunk = {LAST_CHUNK_COMPONENT}
+        todo = [LAST_CHUNK_COMPONENT]
+        while todo:
+            for parent in parents[todo.pop()]:
+                if parent not in chunk:
+                    chunk.add(parent)
+                    todo.append(parent)
+
+        def part(names: set[str]) -> dict[str, Any]:
+            return {
+                **{k: v for k, v in data.items() if k not in ("components", "connections")},
+                "components": {k: v for k, v in components.items() if k in names},
+                "connections": [
+                    c for c in connections if _name(c["sender"]) in names and _name(c["receiver"]) in names
+                ],
+            }
+
+        rest = set(components) - chunk
+        self.chunk_dict = part(chunk)
+        self.write_dict = part(rest)
+        crossing = [c for c in connections if _name(c["sender"]) in chunk and _name(c["receiver"]) in rest]
+        if any(c["sender"] != f"{LAST_CHUNK_COMPONENT}.documents" for c in crossing):
+            raise ValueError(f"only '{LAST_CHUNK_COMPONENT}.documents' may feed the embedder and writers")
+        self.feeds = [(_name(c["receiver"]), c["receiver"].split(".", 1)[1]) for c in crossing]
+
+    def write_pipeline(self):
+        """The write stage (embedder, writers) as a pipeline of this process."""
+        from app.pipelines import build_pipeline
+
+        return build_pipeline(self.write_dict)
+
+    def write_inputs(self, records: list[Any]) -> dict[str, dict[str, Any]]:
+        """The write stage's inputs for one batch of records."""
+        inputs: dict[str, dict[str, Any]] = {}
+        for receiver, socket in self.feeds:
+            inputs.setdefault(receiver, {})[socket] = records
+        return inputs
+
+    def chunked(self, batches: list[list[Any]], *, in_worker: bool) -> Iterator[tuple[list[Any], dict]]:
+        """``(files, {"records": [...], "failed": [[path, why], ...]})`` for each batch, in order."""
+        pool = _start_worker(self.chunk_dict) if in_worker and batches else None
+        if pool is None:
+            stage = _ChunkStage(self.chunk_dict)
+            for files in batches:
+                yield files, stage.run(files)
+            return
+        try:
+            pending: deque[tuple[list[Any], Future]] = deque()
+            queued = iter(batches)
+            for files in queued:
+                pending.append((files, pool.submit(_chunk_in_worker, files)))
+                if len(pending) >= AHEAD:
+                    break
+            while pending:
+                files, future = pending.popleft()
+                result = future.result()
+                nxt = next(queued, None)
+                if nxt is not None:
+                    pending.append((nxt, pool.submit(_chunk_in_worker, nxt)))
+                yield files, result
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _ChunkStage:
+    """The chunk stage as a pipeline; ``run`` returns only what the index run needs."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        from app.pipelines import build_pipeline
+
+        self.pipeline = build_pipeline(data)
+        self.pipeline.warm_up()
+
+    def run(self, files: list[Any]) -> dict[str, Any]:
+        component, socket = ENTRY
+        out = self.pipeline.run(
+            {component: {socket: files}}, include_outputs_from=set(self.pipeline.graph.nodes)
+        )
+        failed = [pair for outputs in out.values() for pair in outputs.get("failed", [])]
+        return {"records": out.get(LAST_CHUNK_COMPONENT, {}).get("documents", []), "failed": failed}
+
+
+_WORKER_STAGE: _ChunkStage | None = None
+
+
+def _init_worker(data: dict[str, Any]) -> None:
+    global _WORKER_STAGE
+    import app  # noqa: F401 - the same environment defaults (telemetry off) as the parent
+
+    _WORKER_STAGE = _ChunkStage(data)
+
+
+def _chunk_in_worker(files: list[Any]) -> dict[str, Any]:
+    assert _WORKER_STAGE is not None
+    try:
+        return _WORKER_STAGE.run(files)
+    except Exception as exc:  # noqa: BLE001 - sent back as one picklable line naming the component
+        from app.indexing import failure_line
+
+        raise ChunkStageError(failure_line(exc)) from None
+
+
+def _start_worker(data: dict[str, Any]) -> ProcessPoolExecutor | None:
+    import multiprocessing
+
+    try:
+        return ProcessPoolExecutor(
+            max_workers=1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_init_worker,
+            initargs=(data,),
+        )
+    except (OSError, ValueError) as exc:  # e.g. no /dev/shm semaphores in a sandbox
+        logger.info("chunking in this process: no worker process (%s)", exc)
+        return None

@@ -75,17 +75,43 @@ def _specs(value: Any) -> Iterator[dict[str, Any]]:
 
 
 def installed(path: str | Path) -> bool:
-    """Whether every component the YAML names can be imported (optional extras may be missing)."""
-    import importlib.util
+    """Whether every component the YAML names is installed (optional extras may be missing).
 
-    for spec in _specs(read_pipeline_dict(path)["components"]):
-        module = str(spec["type"]).rsplit(".", 1)[0]
-        try:
-            if importlib.util.find_spec(module) is None:
-                return False
-        except ModuleNotFoundError:
+    Looked up on disk without importing anything: listing the pipelines must not cost the imports
+    of every library they name (the chat lists them before its page is served)."""
+    return all(module_on_disk(str(spec["type"]).rsplit(".", 1)[0])
+               for spec in _specs(read_pipeline_dict(path)["components"]))
+
+
+def module_on_disk(dotted: str) -> bool:
+    """Whether the module ``dotted`` exists as a file or package, found without importing its parents."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    head, *rest = dotted.split(".")
+    if head in sys.modules and not rest:
+        return True
+    try:
+        spec = importlib.util.find_spec(head)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    locations = list(spec.submodule_search_locations or [])
+    suffixes = importlib.machinery.all_suffixes()
+    for i, part in enumerate(rest):
+        last = i == len(rest) - 1
+        found: list[str] = []
+        for folder in map(Path, locations):
+            if (folder / part).is_dir():
+                found.append(str(folder / part))
+            elif last and any((folder / f"{part}{end}").is_file() for end in suffixes):
+                return True
+        if not found:
             return False
-    return True
+        locations = found
+    return not rest or bool(locations)
 
 
 def embedder_id(data: dict[str, Any]) -> str | None:

@@ -335,18 +335,15 @@ def serve(
     block: bool = True,
     pipelines: list[Path] | None = None,
 ) -> gr.Blocks:
-    """Warm the default pipeline, then serve the chat on ``host:port``.
+    """Serve the chat on ``host:port``, then warm the default pipeline while the page is up.
 
-    ``block=False`` returns at once with the server running in the background (call ``.close()``).
-    A missing or stale index does not stop the server: the page says what is wrong and how to fix it.
+    The page answers as soon as the server runs and says it is loading until the models and stores
+    are ready (a first question waits for them). ``block=False`` returns once the default pipeline is
+    warm, with the server running in the background (call ``.close()``). A missing or stale index
+    does not stop the server: the page says what is wrong and how to fix it.
     """
     index_dir, pipeline = Path(index_dir), Path(pipeline)
     pool = EnginePool(index_dir)
-    print(f"loading {pipeline.name}: {WARMING}", file=sys.stderr, flush=True)
-    try:
-        pool.get(pipeline)
-    except CodegroundError as exc:
-        print(f"warning: {exc}", file=sys.stderr, flush=True)
     listed = pipelines if pipelines is not None else picker_pipelines()
     demo = build_app(index_dir, pipeline, listed, pool=pool)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
@@ -354,7 +351,7 @@ def serve(
         server_name=host,
         server_port=port,
         inbrowser=open_browser,
-        prevent_thread_lock=not block,
+        prevent_thread_lock=True,  # warm the pipeline below while the page is served
         share=False,
         quiet=True,
         show_error=True,
@@ -364,4 +361,13 @@ def serve(
         theme=_theme(),
         css=CSS,
     )
+    # Warmed on this thread, after the page is up: importing the pipeline's libraries on another
+    # thread while gradio imports its own can hand one of them a half-initialised module.
+    print(f"loading {pipeline.name}: {WARMING}", file=sys.stderr, flush=True)
+    try:
+        pool.get(pipeline)
+    except CodegroundError as exc:
+        print(f"warning: {exc}", file=sys.stderr, flush=True)
+    if block:
+        demo.block_thread()
     return demo

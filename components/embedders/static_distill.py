@@ -3,7 +3,8 @@
 Rule: a static model embeds a text as the mean of per-token vectors, so it costs a tokenizer pass
 and a table lookup: thousands of texts per second on any CPU, with no AVX-512/VNNI needed.
 ``model2vec.distill`` makes the table from the local model (each vocabulary token embedded by the
-transformer, PCA to ``dims`` dimensions, Zipf/SIF weighting); nothing is downloaded. The folder is
+transformer, PCA to ``dims`` dimensions, Zipf/SIF weighting; each dimension's sign then fixed by
+``canonical_signs`` so that any machine makes the same table); nothing is downloaded. The folder is
 built once and cached (``model_cache``: atomic, locked), keyed by the source model files, ``dims``
 and the model2vec version. The model2vec ``distill`` extra is not installed because it pins an old
 transformers; its two needs beyond ours (``model2vec``, ``skeletoken``) are plain dependencies.
@@ -30,6 +31,7 @@ from typing import Any
 from components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
 
 logger = logging.getLogger(__name__)
+SIGN_RULE = "cubes-positive"  # part of the cache key: a table made before the rule is not reused
 
 
 def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
@@ -41,7 +43,9 @@ def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
         )
     if int(dims) < 2:
         raise ValueError(f"dims must be at least 2, not {dims!r}")
-    fingerprint = source_fingerprint(model_dir, f"static|{int(dims)}|model2vec {version('model2vec')}")
+    fingerprint = source_fingerprint(
+        model_dir, f"static|{int(dims)}|model2vec {version('model2vec')}|signs {SIGN_RULE}"
+    )
     target = cache_root() / f"{model_slug(model_dir)}-static{int(dims)}-{fingerprint}"
 
     def build(staging: Path) -> None:
@@ -58,7 +62,24 @@ def _distill(model_dir: Path, out: Path, *, dims: int) -> None:
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
         static = distill(str(model_dir), pca_dims=dims, device="cpu")
+    static.embedding = canonical_signs(static.embedding)
     static.save_pretrained(str(out))
+
+
+def canonical_signs(table: Any) -> Any:
+    """``table`` with each column's sign fixed by the column itself: the sum of its cubes is positive.
+
+    PCA components are defined up to sign, and which sign ``eigh`` returns depends on the linear
+    algebra library and the CPU's kernels. Two machines distilling the same model could otherwise
+    produce tables whose dimensions disagree in sign, and a question embedded by one would not match
+    an index embedded by the other. Flipping whole columns changes no cosine within one table.
+    """
+    import numpy as np
+
+    values = np.asarray(table)
+    signs = np.sign((values.astype(np.float64) ** 3).sum(axis=0))
+    signs[signs == 0] = 1
+    return (values * signs).astype(values.dtype)
 
 
 def load_static_model(model: str | Path, *, dims: int = 256) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.embedders.document_text import embedding_text
-from components.embedders.static_distill import load_static_model
+from components.embedders.static_distill import distilled_model, load_static_model
 
 
 @component
@@ -101,6 +101,11 @@ class StaticDocumentEmbedder:
     def dimension(self) -> int | None:
         """The embedding size, once warmed up."""
         return int(self._static.dim) if self._static is not None else None
+
+    @property
+    def weights_id(self) -> str:
+        """Which table embeds on this machine (its cache folder, named by its fingerprint)."""
+        return f"{distilled_model(self.model, dims=self.dims).name}|{self.max_length}"
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     def run(self, documents: list[Document]) -> dict[str, Any]:

@@ -212,3 +212,33 @@ def test_a_chunker_failure_in_the_worker_is_the_same_one_line_naming_the_compone
     line = _failure("indexing failed", raised.value)
     assert line.startswith("indexing failed in 'splitter' (OversizeSplitter): ") and "disk on fire" in line
     assert line.endswith("nothing in the index was changed") and "\n" not in line
+
+
+def test_a_rebuild_with_the_cached_minilm_pipeline_embeds_no_text_twice(sample_repo, tmp_path, monkeypatch):
+    """index_minilm.yaml keeps vectors on disk: a --full rebuild (or a second clone) embeds nothing."""
+    import shutil
+
+    from app.pipelines import PIPELINES_DIR
+    from components.embedders.openvino_document import OpenVINODocumentEmbedder
+
+    yaml_text = (PIPELINES_DIR / "index_minilm.yaml").read_text()
+    cache = tmp_path / "embeddings.sqlite"
+    pipeline = tmp_path / "index_minilm.yaml"
+    with_cache = yaml_text.replace("      max_mb: 2048\n", f"      max_mb: 2048\n      cache_path: {cache}\n")
+    assert with_cache != yaml_text
+    pipeline.write_text(with_cache)
+    embedded: list[int] = []
+    real_run = OpenVINODocumentEmbedder.run
+
+    def counting(self, documents):
+        embedded.append(len(documents))
+        return real_run(self, documents=documents)
+
+    monkeypatch.setattr(OpenVINODocumentEmbedder, "run", counting)
+    first = run_index(sample_repo, tmp_path / "idx", pipeline)
+    assert sum(embedded) == first.chunk_count > 0
+    embedded.clear()
+    clone = tmp_path / "clone"
+    shutil.copytree(sample_repo, clone)
+    second = run_index(clone, tmp_path / "idx2", pipeline, full=True)
+    assert second.chunk_count == first.chunk_count and sum(embedded) == 0

@@ -110,3 +110,41 @@ def test_bad_sources_and_dims_are_refused(tmp_path, minilm):
         distilled_model(tmp_path, dims=256)
     with pytest.raises(ValueError, match="dims"):
         distilled_model(minilm, dims=1)
+
+
+def test_each_dimension_gets_the_same_sign_whatever_sign_pca_returned():
+    import numpy as np
+
+    from components.embedders.static_distill import canonical_signs
+
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((500, 8)).astype(np.float16)
+    flips = np.array([1, -1, 1, -1, -1, 1, 1, -1], dtype=np.float16)  # another machine's eigh signs
+    assert np.array_equal(canonical_signs(table), canonical_signs(table * flips))
+    fixed = canonical_signs(table)
+    assert fixed.dtype == table.dtype and ((fixed.astype(np.float64) ** 3).sum(axis=0) > 0).all()
+    # flipping whole columns changes no cosine between rows
+    a, b = table.astype(np.float32), fixed.astype(np.float32)
+    assert np.allclose(a @ a.T, b @ b.T, atol=1e-3)
+
+
+def test_a_cached_embedder_embeds_each_text_once_and_returns_the_same_vectors(minilm, tmp_path):
+    from components.embedders.cached_document import CachedDocumentEmbedder
+
+    spec = {"type": "components.embedders.static_document.StaticDocumentEmbedder",
+            "init_parameters": {"model": minilm, "meta_fields_to_embed": ["header"]}}
+    direct = StaticDocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=_docs())
+    first = CachedDocumentEmbedder(embedder=spec, cache_path=str(tmp_path / "e.sqlite"))
+    out = first.run(documents=_docs())
+    assert out["meta"] == {"cached": 0, "embedded": 3}
+    # another process (a second clone, a --full rebuild) with the same embedder: nothing embedded
+    second = CachedDocumentEmbedder(embedder=spec, cache_path=str(tmp_path / "e.sqlite"))
+    again = second.run(documents=[*_docs(), Document(content="a new record")])
+    assert again["meta"] == {"cached": 3, "embedded": 1}
+    for a, b, c in zip(direct["documents"], out["documents"], again["documents"], strict=False):
+        assert np.allclose(a.embedding, b.embedding, atol=1e-6)
+        assert np.allclose(a.embedding, c.embedding, atol=1e-6)
+    # another embedding text (no header) is another entry, never a stale hit
+    other = {**spec, "init_parameters": {"model": minilm}}
+    fresh = CachedDocumentEmbedder(embedder=other, cache_path=str(tmp_path / "e.sqlite"))
+    assert fresh.run(documents=_docs())["meta"] == {"cached": 0, "embedded": 3}

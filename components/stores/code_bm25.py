@@ -435,7 +435,9 @@ class CodeBM25DocumentStore(InMemoryDocumentStore):
             vocab.update(freq.keys())
             total += length
         self._avg_doc_len = total / len(stats) if stats else 0.0
-        self._postings.rebuild(stats)
+        # the inverted index is now out of sync with the stats: the first retrieval builds it, so a
+        # process that only updates the store (an incremental index run) never pays for it
+        self._postings.n_docs = -1
 
     # -- serialization ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

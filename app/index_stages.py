@@ -26,6 +26,7 @@ import logging
 from collections import defaultdict, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -100,22 +101,32 @@ class IndexStages:
             for files in batches:
                 yield files, stage.run(files)
             return
+        queued = iter(batches)
+        pending: deque[tuple[list[Any], Future]] = deque()
         try:
-            pending: deque[tuple[list[Any], Future]] = deque()
-            queued = iter(batches)
             for files in queued:
                 pending.append((files, pool.submit(_chunk_in_worker, files)))
                 if len(pending) >= AHEAD:
                     break
             while pending:
                 files, future = pending.popleft()
-                result = future.result()
+                try:
+                    result = future.result()
+                except BrokenProcessPool as exc:  # the worker died or could not start its interpreter
+                    logger.warning("chunking worker lost (%s); chunking in this process", exc)
+                    break
                 nxt = next(queued, None)
                 if nxt is not None:
                     pending.append((nxt, pool.submit(_chunk_in_worker, nxt)))
                 yield files, result
+            else:
+                return
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop(pool)
+        # what the lost worker had not delivered, then the rest, in order, in this process
+        stage = _ChunkStage(self.chunk_dict)
+        for rest in [files, *(f for f, _ in pending), *queued]:
+            yield rest, stage.run(rest)
 
 
 class _ChunkStage:
@@ -156,8 +167,20 @@ def _chunk_in_worker(files: list[Any]) -> dict[str, Any]:
         raise ChunkStageError(failure_line(exc)) from None
 
 
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop the worker now: cancel what it has not started and wait for it to exit (never leave an
+    orphan process behind, whatever way the index run ends)."""
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _start_worker(data: dict[str, Any]) -> ProcessPoolExecutor | None:
     import multiprocessing
+    import sys
+    from pathlib import Path
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file and not Path(main_file).is_file():  # `python -` or `-c`: a spawned child cannot start
+        return None
 
     try:
         return ProcessPoolExecutor(

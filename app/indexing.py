@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from app.embedder_probe import check_document_probe, probe_document_embedder
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
 from app.index_stages import ChunkStageError, IndexStages
@@ -168,8 +169,11 @@ def run_index(
                 pipeline = stages.write_pipeline()
             try:
                 pipeline.warm_up()
+                probe = probe_document_embedder(_embedder(pipeline))
             except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
                 raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
+            if not rebuild and prev.embedder_probe:  # new vectors must be comparable with the kept ones
+                check_document_probe(prev.embedder_probe, probe, rebuild=f"codeground index {repo} --full")
             chroma, bm25 = _stores(pipeline)
             dim: int | None = None
 
@@ -238,6 +242,7 @@ def run_index(
                 walk=walk_report,
                 files=dict(sorted(entries.items())),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
+                embedder_probe=probe,
             )
             manifest.save(gen)
         except BaseException:
@@ -299,6 +304,13 @@ def failure_line(exc: BaseException) -> str:
         hint = "; start Ollama and pull the model with `codeground ollama serve`"
     detail = message[:240] or cause.__class__.__name__
     return f"{where}: {detail}{hint}"
+
+
+def _embedder(pipeline) -> Any:
+    try:
+        return pipeline.get_component("embedder")
+    except ValueError:  # an index YAML without dense vectors
+        return None
 
 
 def _embedding_dim(pipeline) -> int | None:

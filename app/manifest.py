@@ -101,6 +101,8 @@ class Manifest:
     walk: dict[str, Any] = field(default_factory=dict)
     files: dict[str, FileEntry] = field(default_factory=dict)
     created: str = ""
+    # the document embedder's vectors for app.embedder_probe.PROBES (None: not probed / older index)
+    embedder_probe: list[list[float]] | None = None
 
     def save(self, gen: Path) -> None:
         tmp = gen / (MANIFEST + ".tmp")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from app.concept_prompt import ConceptPrompt, resolve_concept_prompt
+from app.embedder_probe import check_text_embedder
 from app.errors import CodegroundError
 from app.index_dir import IndexDir
 from app.manifest import EmbedderIdentity, Manifest, embedder_identity
@@ -111,6 +112,11 @@ class QueryEngine:
             raise CodegroundError(
                 f"cannot load the query pipeline: {' '.join(str(exc).split())[:300]}"
             ) from exc
+        check_text_embedder(
+            _text_embedder(pipeline),
+            self.manifest.embedder_probe,
+            rebuild=f"codeground index {self.manifest.root} --full",
+        )
         return pipeline
 
     def _check_stores(self, pipeline) -> None:
@@ -265,6 +271,16 @@ def _identity_of(path: Path) -> EmbedderIdentity | None:
         return embedder_identity(read_pipeline_dict(path))
     except CodegroundError:
         return None
+
+
+def _text_embedder(pipeline) -> Any:
+    """The component that embeds the question (the one with a ``text`` input and an ``embedding``
+    output), or None for a pipeline without dense retrieval."""
+    for name, sockets in pipeline.inputs(include_components_with_connected_inputs=True).items():
+        outputs = pipeline.outputs(include_components_with_connected_outputs=True).get(name, {})
+        if "text" in sockets and "embedding" in outputs:
+            return pipeline.get_component(name)
+    return None
 
 
 def _shown_to_model(docs: list[Any], out: dict[str, Any]) -> list[Any]:

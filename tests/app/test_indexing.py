@@ -181,6 +181,9 @@ def test_chunking_in_a_worker_process_gives_the_index_of_one_process(built, tmp_
     monkeypatch.setattr(indexing, "CHUNK_WORKER_MIN_FILES", 0)
     monkeypatch.setattr(indexing, "BATCH_FILES", 3)  # several batches in flight
     in_worker = index(repo, tmp_path / "idx")
+    import multiprocessing
+
+    assert not multiprocessing.active_children()  # the worker is gone when the run returns
     assert in_worker.written_records == in_process.written_records
     assert in_worker.walk["unparsed"] == in_process.walk["unparsed"]
     ours = Manifest.load(IndexDir(tmp_path / "idx").current())
@@ -218,6 +221,7 @@ def test_a_rebuild_with_the_cached_minilm_pipeline_embeds_no_text_twice(sample_r
     """index_minilm.yaml keeps vectors on disk: a --full rebuild (or a second clone) embeds nothing."""
     import shutil
 
+    from app.embedder_probe import PROBES
     from app.pipelines import PIPELINES_DIR
     from components.embedders.openvino_document import OpenVINODocumentEmbedder
 
@@ -236,9 +240,35 @@ def test_a_rebuild_with_the_cached_minilm_pipeline_embeds_no_text_twice(sample_r
 
     monkeypatch.setattr(OpenVINODocumentEmbedder, "run", counting)
     first = run_index(sample_repo, tmp_path / "idx", pipeline)
-    assert sum(embedded) == first.chunk_count > 0
+    assert sum(embedded) == first.chunk_count + len(PROBES) > len(PROBES)  # records + the probe texts
     embedded.clear()
     clone = tmp_path / "clone"
     shutil.copytree(sample_repo, clone)
     second = run_index(clone, tmp_path / "idx2", pipeline, full=True)
     assert second.chunk_count == first.chunk_count and sum(embedded) == 0
+
+
+def test_a_lost_chunking_worker_means_chunking_here_with_nothing_lost(built, tmp_path, monkeypatch):
+    """The worker dies (killed, out of memory, cannot start): the batches it owed are chunked here."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import app.index_stages as index_stages
+    import app.indexing as indexing
+
+    class DeadPool:
+        def submit(self, fn, *args):
+            future: Future = Future()
+            future.set_exception(BrokenProcessPool("worker killed"))
+            return future
+
+        def shutdown(self, wait=True, cancel_futures=False):
+            pass
+
+    repo, index_dir, in_process = built
+    monkeypatch.setattr(indexing, "CHUNK_WORKER_MIN_FILES", 0)
+    monkeypatch.setattr(indexing, "BATCH_FILES", 3)
+    monkeypatch.setattr(index_stages, "_start_worker", lambda data: DeadPool())
+    result = index(repo, tmp_path / "idx")
+    assert result.written_records == in_process.written_records
+    assert snapshot(tmp_path / "idx") == snapshot(index_dir)

@@ -154,7 +154,10 @@ class CodeBM25DocumentStore(InMemoryDocumentStore):
             bm25_parameters=bm25_parameters,
             index=_file_key(persist_path) if shared else None,
             shared=shared,
-            return_embedding=False,
+            # records are stored without embeddings, so there is nothing to strip: the stock path then
+            # hands out the stored documents instead of copying every one (a full listing of 38k
+            # records, as the symbol vocabulary and the per-type counts make, took ~1 s of copies)
+            return_embedding=True,
         )
         if shared:
             _POSTINGS.setdefault(self.index, _PostingsIndex(self._bm25_attr))

@@ -154,7 +154,27 @@ def _init_worker(data: dict[str, Any]) -> None:
     global _WORKER_STAGE
     import app  # noqa: F401 - the same environment defaults (telemetry off) as the parent
 
+    _exit_with_parent()
     _WORKER_STAGE = _ChunkStage(data)
+
+
+def _exit_with_parent() -> None:
+    """End this worker as soon as the index process is gone, however it ended (even SIGKILL): the
+    worker holds both ends of its task queue, so it would otherwise wait for work forever."""
+    import multiprocessing
+    import multiprocessing.connection
+    import os
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="codeground-parent-watch", daemon=True).start()
 
 
 def _chunk_in_worker(files: list[Any]) -> dict[str, Any]:

@@ -226,6 +226,26 @@ def _grow(repo: Path) -> None:
         (folder / f"mod_{i:03d}.py").write_text(f"def generated_{i}(value):\n    return value * {i}\n")
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited (its reaper is gone with the parent)
+
+
 def _stream_lines(pipe, sink: queue.Queue) -> None:
     for line in iter(pipe.readline, ""):
         sink.put(line)
@@ -261,6 +281,7 @@ def test_index_killed_mid_run_leaves_the_previous_index_answering_and_a_rerun_co
         else:
             pytest.fail(f"no progress line within the deadline: {seen}")
         assert proc.poll() is None, f"index finished too early to be killed: {seen}"
+        children = _children(proc.pid)  # the chunking worker, spawned for this many files
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
@@ -268,6 +289,12 @@ def test_index_killed_mid_run_leaves_the_previous_index_answering_and_a_rerun_co
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
     assert f"indexed 64/{GENERATED_FILES} files" in "".join(seen)
+    # no process of the killed run lives on (the worker ends with its parent)
+    assert children, "the run had no chunking worker to check"
+    gone_by = time.monotonic() + 20
+    while time.monotonic() < gone_by and any(_alive(pid) for pid in children):
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in children), f"orphaned worker processes: {children}"
 
     # the previous generation is still the live one and answers exactly as before
     assert IndexDir(idx).current() == live

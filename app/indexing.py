@@ -315,8 +315,8 @@ def _embedder(pipeline) -> Any:
 
 def _embedding_dim(pipeline) -> int | None:
     try:
-        embedder = pipeline.get_component("embedder")
-        if getattr(embedder, "dimension", None):  # components.embedders.openvino_document
+        embedder = _embedder(pipeline)
+        if getattr(embedder, "dimension", None):  # our embedders say it after warm_up
             return int(embedder.dimension)
         return int(embedder.embedding_backend.model.get_embedding_dimension())
     except Exception:  # noqa: BLE001 - a custom embedder may not expose it

@@ -97,6 +97,7 @@ class QueryEngine:
         self._search_pipeline = None
         self._answer_pipeline = None
         self._sockets: dict[int, list[tuple[str, str]]] = {}
+        self._vectors_checked = False
 
     # -- building ---------------------------------------------------------------------------------
     def _build(self, *, with_answer: bool):
@@ -112,11 +113,13 @@ class QueryEngine:
             raise CodegroundError(
                 f"cannot load the query pipeline: {' '.join(str(exc).split())[:300]}"
             ) from exc
-        check_text_embedder(
-            _text_embedder(pipeline),
-            self.manifest.embedder_probe,
-            rebuild=f"codeground index {self.manifest.root} --full",
-        )
+        if not self._vectors_checked:  # one check per engine, not one per pipeline it builds
+            check_text_embedder(
+                _text_embedder(pipeline),
+                self.manifest.embedder_probe,
+                rebuild=f"codeground index {self.manifest.root} --full",
+            )
+            self._vectors_checked = True
         return pipeline
 
     def _check_stores(self, pipeline) -> None:

@@ -15,6 +15,9 @@ The id is ``path:symbol:line``.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +43,17 @@ def line_of(text: str, char_offset: int) -> int:
     Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as in Python's tokenizer and editors, so a file
     with old-Mac or mixed line endings gets the line numbers its AST has (and distinct record ids).
     """
-    lone_cr = text.count("\r", 0, char_offset) - text.count("\r\n", 0, char_offset)
-    if char_offset > 0 and text[char_offset - 1 : char_offset + 1] == "\r\n":
-        lone_cr -= 1  # the offset splits a CRLF pair: its \r is not a line break of its own
-    return text.count("\n", 0, char_offset) + lone_cr + 1
+    return bisect_left(_line_breaks(text), char_offset) + 1
+
+
+_BREAK = re.compile(r"\n|\r(?!\n)")  # a CRLF pair breaks at its \n
+
+
+@lru_cache(maxsize=4)
+def _line_breaks(text: str) -> list[int]:
+    """Offsets of the characters that end a line; kept for the few files being chunked (a ``str``
+    keeps its hash, so finding the same text again costs nothing)."""
+    return [m.start() for m in _BREAK.finditer(text)]
 
 
 def make_record(

@@ -9,14 +9,15 @@ its stores or was embedded by another embedder than the one that would embed the
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+import orjson
+
+FORMAT = 2  # 2: the BM25 store is a SQLite file (bm25.sqlite3)
 MANIFEST = "manifest.json"
 
 
@@ -106,8 +107,8 @@ class Manifest:
 
     def save(self, gen: Path) -> None:
         tmp = gen / (MANIFEST + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(asdict(self), fh, ensure_ascii=False)
+        # orjson writes the dataclasses as they are (no deep copy of 38k record ids), ~10x json's speed
+        tmp.write_bytes(orjson.dumps(self))
         os.replace(tmp, gen / MANIFEST)
 
     @property
@@ -130,7 +131,7 @@ class Manifest:
     def load(cls, gen: Path) -> Manifest | None:
         """The manifest of generation ``gen``, or ``None`` if missing or unreadable."""
         try:
-            raw = json.loads((gen / MANIFEST).read_text(encoding="utf-8"))
+            raw = orjson.loads((gen / MANIFEST).read_bytes())
             raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
             return cls(**raw)
         except (OSError, ValueError, TypeError):

@@ -317,10 +317,11 @@ def embedder_speeds(index_dir: Path, runs: int = 3) -> dict[str, Any]:
     from app.query import open_index
     from components.embedders.openvino_document import OpenVINODocumentEmbedder
     from components.embedders.static_document import StaticDocumentEmbedder
-    from components.stores.code_bm25 import CodeBM25DocumentStore
+    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     gen, _ = open_index(index_dir)
-    store = CodeBM25DocumentStore(persist_path=str(gen / "bm25.json"))  # every shipped index YAML writes it
+    # every shipped index YAML writes it
+    store = SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3"))
     records = sorted(store.filter_documents(), key=lambda d: d.id)
     step = max(1, len(records) // EMBEDDER_SAMPLE)
     docs = [Document(content=d.content, meta={"header": d.meta.get("header")}) for d in records[::step]]

@@ -180,7 +180,11 @@ def run_index(
             entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
             stale = [i for f in todo for i in old_files.get(f.meta["file_path"], FileEntry("", [])).ids]
             stale += [i for p in deleted for i in old_files[p].ids]
+            # records per type: the previous counts, less the removed records', plus the written ones'
+            by_type: Counter[str] = Counter() if rebuild else Counter(prev.records_by_type)
             if stale:
+                removed = bm25.filter_documents({"field": "id", "operator": "in", "value": stale})
+                by_type.subtract(d.meta.get("source_type") or "?" for d in removed)
                 chroma.delete_documents(stale)
                 bm25.delete_documents(stale)
             result.removed_records = len(stale)
@@ -209,6 +213,7 @@ def run_index(
                     ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
                     for doc in records:
                         ids[doc.meta["file_path"]].append(doc.id)
+                        by_type[doc.meta.get("source_type") or "?"] += 1
                     for f in batch:
                         entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
                     done += len(batch)
@@ -221,13 +226,13 @@ def run_index(
             result.walk = walk_report
 
             bm25.save()
-            all_docs = bm25.filter_documents()
-            by_type = Counter(d.meta.get("source_type", "?") for d in all_docs)
+            by_type = +by_type  # types no record has any more drop out
+            bm25_count = bm25.count_documents()
             expected = sum(len(e.ids) for e in entries.values())
             chroma_count = chroma.count_documents()
-            if not (len(all_docs) == chroma_count == expected):
+            if not (bm25_count == chroma_count == expected):
                 raise CodegroundError(
-                    f"index stores disagree (manifest {expected}, bm25 {len(all_docs)}, "
+                    f"index stores disagree (manifest {expected}, bm25 {bm25_count}, "
                     f"chroma {chroma_count}); "
                     "run `codeground index --full`"
                 )

@@ -132,9 +132,10 @@ class QueryEngine:
             try:
                 count = store.count_documents()
             except Exception as exc:  # noqa: BLE001
+                why = " ".join(str(exc).split())[:200]
                 raise CodegroundError(
-                    f"the index store behind '{name}' cannot be read ({exc.__class__.__name__}): "
-                    "rebuild with `codeground index PATH --full`"
+                    f"the index store behind '{name}' cannot be read ({exc.__class__.__name__}"
+                    f"{': ' + why if why else ''}); rebuild with `codeground index PATH --full`"
                 ) from exc
             if count != expected:
                 raise CodegroundError(

@@ -45,7 +45,7 @@ def test_variants_needing_a_missing_optional_extra_are_not_offered(tmp_path, mon
     extra = tmp_path / "query_extra.yaml"
     extra.write_text(
         (PIPELINES_DIR / "bm25.yaml").read_text().replace(
-            "type: haystack.components.retrievers.in_memory.bm25_retriever.InMemoryBM25Retriever",
+            "type: components.retrievers.bm25.BM25Retriever",
             "type: haystack_integrations.components.retrievers.not_installed.Missing",
         )
     )

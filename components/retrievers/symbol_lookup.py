@@ -9,6 +9,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from components.identifiers import identifier_candidates
+from components.stores.sqlite_bm25 import meta_rows
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
 
@@ -65,29 +66,28 @@ class SymbolRetriever:
         self.max_symbols_per_key = max_symbols_per_key
         self.source_types = source_types or ["api", "impl", "module"]
         self._by_key: dict[str, list[str]] | None = None
-        self._first_record: dict[str, Document] = {}
+        self._first_record: dict[str, str] = {}  # symbol -> id of its first record
 
     def warm_up(self) -> None:
-        """Build the symbol vocabulary from the store once."""
+        """Build the symbol vocabulary from the store once (symbol, type, path and line of each record,
+        read without loading the records themselves)."""
         if self._by_key is not None:
             return
         wanted = set(self.source_types)
-        first: dict[str, Document] = {}
-        for doc in self.document_store.filter_documents():
-            symbol = doc.meta.get("symbol")
-            if not symbol or doc.meta.get("source_type") not in wanted:
+        first: dict[str, tuple[tuple[str, int], str]] = {}
+        rows = meta_rows(self.document_store, ["symbol", "source_type", "file_path", "start_line"])
+        for doc_id, symbol, source_type, file_path, start_line in rows:
+            if not symbol or source_type not in wanted:
                 continue
+            place = (file_path or "", start_line or 0)
             best = first.get(symbol)
-            if best is None or (doc.meta.get("file_path"), doc.meta.get("start_line", 0)) < (
-                best.meta.get("file_path"),
-                best.meta.get("start_line", 0),
-            ):
-                first[symbol] = doc
+            if best is None or place < best[0]:
+                first[symbol] = (place, doc_id)
         by_key: dict[str, set[str]] = defaultdict(set)
         for symbol in first:
             by_key[symbol].add(symbol)
             by_key[symbol.rsplit(".", 1)[-1]].add(symbol)
-        self._first_record = first
+        self._first_record = {symbol: doc_id for symbol, (_, doc_id) in first.items()}
         self._by_key = {k: sorted(v) for k, v in by_key.items()}
 
     @property
@@ -110,16 +110,18 @@ class SymbolRetriever:
                 continue
             for symbol in symbols:
                 (exact if symbol == token else partial).append(symbol)
-        seen: set[str] = set()
-        docs: list[Document] = []
+        chosen: list[str] = []
         for symbol in exact + partial:
             record = self._first_record[symbol]
-            if record.id in seen:
-                continue
-            seen.add(record.id)
-            docs.append(record)
-            if len(docs) >= self.top_k:
+            if record not in chosen:
+                chosen.append(record)
+            if len(chosen) >= self.top_k:
                 break
+        found = {}
+        if chosen:
+            filters = {"field": "id", "operator": "in", "value": chosen}
+            found = {d.id: d for d in self.document_store.filter_documents(filters=filters)}
+        docs = [found[i] for i in chosen if i in found]
         return {"documents": docs}
 
     def to_dict(self) -> dict[str, Any]:

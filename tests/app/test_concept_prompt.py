@@ -14,7 +14,7 @@ from app.index_dir import IndexDir
 from app.indexing import run_index
 from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from app.query import QueryEngine
-from components.stores.code_bm25 import CodeBM25DocumentStore
+from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 from tests.conftest import make_sample_repo
 
 QUERY = PIPELINES_DIR / "query.yaml"
@@ -115,12 +115,12 @@ def test_prompt_file_in_the_index_directory_is_never_indexed_and_survives_reinde
     gen = IndexDir(prompted_repo / ".codeground").current()
     paths = {
         d.meta["file_path"]
-        for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json")).filter_documents()
+        for d in SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3")).filter_documents()
     }
     assert paths and not any(p.startswith(".codeground") for p in paths)
     assert not any(
         "samplepkg is a tiny training library" in d.content
-        for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json")).filter_documents()
+        for d in SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3")).filter_documents()
     )
     run_index(prompted_repo, prompted_repo / ".codeground", DEFAULT_INDEX_PIPELINE, full=True)
     assert (prompted_repo / ".codeground" / "prompt.md").read_text().strip() == REPO_PROMPT

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from app.index_dir import IndexDir
 from app.indexing import run_index
 from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from tests.conftest import closed_port, make_sample_repo
+from tests.reliability.helpers import drop_bm25_records
 
 CHAT_MODELS = {"qwen2.5-coder:7b", "qwen2.5-coder:1.5b"}
 PIECES = ["index", "prompt", "embedder", "reranker", "LLM server", "models"]
@@ -99,10 +99,8 @@ def test_stale_index_is_reported_with_the_rebuild_command(tmp_path, fake_ollama,
     fake_ollama.configure(models=CHAT_MODELS)
     repo = make_sample_repo(tmp_path / "repo")
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
-    bm25 = IndexDir(tmp_path / "idx").current() / "bm25.json"
-    data = json.loads(bm25.read_text())
-    data["documents"] = data["documents"][1:]
-    bm25.write_text(json.dumps(data))
+    bm25 = IndexDir(tmp_path / "idx").current() / "bm25.sqlite3"
+    drop_bm25_records(bm25.parent, 1)
     code, by_piece, _ = doctor("--index-dir", tmp_path / "idx", "--pipeline", PIPELINES_DIR / "bm25.yaml")
     assert code == 1
     assert by_piece["index"].startswith("✗ index: stale") and "--full" in by_piece["index"]

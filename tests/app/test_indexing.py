@@ -20,12 +20,12 @@ def snapshot(index_dir: Path) -> dict:
     """Every search-visible record in both stores: id -> (content, meta, rounded embedding)."""
     from haystack_integrations.document_stores.chroma import ChromaDocumentStore
 
-    from components.stores.code_bm25 import CodeBM25DocumentStore
+    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     gen = IndexDir(index_dir).current()
     bm25 = {
         d.id: (d.content, d.meta)
-        for d in CodeBM25DocumentStore(persist_path=str(gen / "bm25.json")).filter_documents()
+        for d in SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3")).filter_documents()
     }
     chroma_store = ChromaDocumentStore(
         persist_path=str(gen / "chroma"), collection_name="codeground", distance_function="cosine"

@@ -62,13 +62,13 @@ def at_ollama(ollama, monkeypatch):
 
 
 def test_documents_are_embedded_as_search_document_prefix_then_header_then_text(ollama, ollama_index):
-    from components.stores.code_bm25 import CodeBM25DocumentStore
+    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     _, index_dir = ollama_index
     requests = ollama.requests_to("/api/embed")
     assert requests and all(r.body["model"] == "nomic-embed-text" for r in requests)
     sent = sorted(text for r in requests for text in r.body["input"])
-    store = CodeBM25DocumentStore(persist_path=str(IndexDir(index_dir).current() / "bm25.json"))
+    store = SQLiteBM25DocumentStore(persist_path=str(IndexDir(index_dir).current() / "bm25.sqlite3"))
     records = store.filter_documents()
     # the stock embedder joins prefix + header + "\n" + text, then turns newlines into spaces
     expected = sorted(
@@ -104,15 +104,15 @@ def test_question_is_embedded_as_search_query_prefix_and_dense_retrieval_finds_t
     dense_ollama = tmp_path / "dense_ollama.yaml"
     dense_ollama.write_text(yaml.safe_dump(data, sort_keys=False))
 
-    from components.stores.code_bm25 import CodeBM25DocumentStore
+    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     question = "Gemma2DecoderLayer forward"
     result = QueryEngine(ollama_index[1], dense_ollama).search(question, k=3)
     asked = at_ollama.requests_to("/api/embed")
     assert [r.body["input"] for r in asked] == [f"search_query: {question}"]
     # the ranking is the one the server's vectors give: cosine of the prefixed texts
-    records = CodeBM25DocumentStore(
-        persist_path=str(IndexDir(ollama_index[1]).current() / "bm25.json")
+    records = SQLiteBM25DocumentStore(
+        persist_path=str(IndexDir(ollama_index[1]).current() / "bm25.sqlite3")
     ).filter_documents()
     q = bag_of_words(f"search_query: {question}")
 

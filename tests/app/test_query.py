@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from app.indexing import run_index
 from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from app.query import QueryEngine
 from tests.conftest import closed_port, make_sample_repo
+from tests.reliability.helpers import drop_bm25_records
 
 QUERY = PIPELINES_DIR / "query.yaml"
 
@@ -135,10 +135,8 @@ def test_missing_index_is_a_one_line_error(tmp_path):
 def test_stale_index_is_refused(tmp_path):
     repo = make_sample_repo(tmp_path / "repo")
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
-    bm25 = IndexDir(tmp_path / "idx").current() / "bm25.json"
-    data = json.loads(bm25.read_text())
-    data["documents"] = data["documents"][1:]
-    bm25.write_text(json.dumps(data))
+    bm25 = IndexDir(tmp_path / "idx").current() / "bm25.sqlite3"
+    drop_bm25_records(bm25.parent, 1)
     with pytest.raises(CodegroundError, match="stale index"):
         QueryEngine(tmp_path / "idx", PIPELINES_DIR / "bm25.yaml").search("trainer")
 

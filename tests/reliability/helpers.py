@@ -6,8 +6,10 @@ Every check here goes through the product's own entry points (``app.cli.cli`` vi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -68,9 +70,17 @@ def manifest_of(index_dir: Path) -> Manifest:
 
 def bm25_records(index_dir: Path) -> dict[str, dict[str, Any]]:
     """Every record of the live BM25 store: id -> {"content", "meta"} (read straight from its file)."""
-    data = json.loads((current_generation(index_dir) / "bm25.json").read_text(encoding="utf-8"))
-    docs = data["documents"] if isinstance(data, dict) else data
-    return {d["id"]: {"content": d.get("content"), "meta": d.get("meta", {})} for d in docs}
+    with contextlib.closing(sqlite3.connect(current_generation(index_dir) / "bm25.sqlite3")) as conn:
+        rows = conn.execute("SELECT id, content, meta FROM records").fetchall()
+    return {doc_id: {"content": content, "meta": json.loads(meta)} for doc_id, content, meta in rows}
+
+
+def drop_bm25_records(gen: Path, n: int) -> None:
+    """Delete the first ``n`` records from a generation's BM25 file behind the store's back."""
+    with contextlib.closing(sqlite3.connect(gen / "bm25.sqlite3")) as conn, conn:
+        conn.execute(
+            "DELETE FROM records WHERE rowid IN (SELECT rowid FROM records ORDER BY rowid LIMIT ?)", (n,)
+        )
 
 
 def index_table(result) -> dict[str, int]:

@@ -31,6 +31,7 @@ from tests.reliability.helpers import (
     cg,
     cited_paths,
     current_generation,
+    drop_bm25_records,
     manifest_of,
     search_file,
     search_lines,
@@ -132,9 +133,7 @@ def _edit_manifest(gen: Path) -> None:
 
 
 def _drop_bm25_records(gen: Path) -> None:
-    raw = json.loads((gen / "bm25.json").read_text())
-    raw["documents"] = raw["documents"][3:]
-    (gen / "bm25.json").write_text(json.dumps(raw))
+    drop_bm25_records(gen, 3)
 
 
 def _point_current_at_nothing(gen: Path) -> None:
@@ -146,8 +145,8 @@ STORE_FAULTS: list[tuple[str, Callable[[Path], None], str]] = [
     ("Chroma directory deleted", lambda g: shutil.rmtree(g / "chroma"), "stale index"),
     ("Chroma sqlite corrupted", lambda g: _corrupt(_chroma_sqlite(g)), "cannot be read"),
     ("Chroma sqlite emptied", lambda g: _chroma_sqlite(g).write_bytes(b""), "rebuild"),
-    ("BM25 store deleted", lambda g: (g / "bm25.json").unlink(), "stale index"),
-    ("BM25 store not JSON", lambda g: (g / "bm25.json").write_text("{garbage"), "BM25 store"),
+    ("BM25 store deleted", lambda g: (g / "bm25.sqlite3").unlink(), "stale index"),
+    ("BM25 store not SQLite", lambda g: (g / "bm25.sqlite3").write_text("{garbage"), "BM25 store"),
     ("BM25 store missing records", _drop_bm25_records, "stale index"),
     ("manifest missing", lambda g: (g / "manifest.json").unlink(), "no readable manifest"),
     ("manifest not JSON", lambda g: (g / "manifest.json").write_text("{garbage"), "no readable manifest"),
@@ -192,7 +191,7 @@ def test_broken_index_is_refused_in_one_line_and_the_fix_it_names_restores_every
     assert bm25_records(idx) == bm25_records(clean)
 
 
-@pytest.mark.parametrize("fault", ["Chroma sqlite corrupted", "BM25 store not JSON"])
+@pytest.mark.parametrize("fault", ["Chroma sqlite corrupted", "BM25 store not SQLite"])
 def test_an_incremental_run_over_a_broken_index_rebuilds_it_from_the_repository(tmp_path, fault):
     repo, idx = make_sample_repo(tmp_path / "repo"), tmp_path / "idx"
     assert cg("index", repo, "--index-dir", idx).exit_code == 0

@@ -127,7 +127,7 @@ def secure_repo(tmp_path_factory) -> tuple[Path, Path, object]:
 def test_planted_secrets_never_reach_any_byte_of_the_index(secure_repo):
     repo, idx, result = secure_repo
     stored = [p for p in idx.rglob("*") if p.is_file()]
-    assert any(p.name.endswith(".sqlite3") for p in stored) and any(p.name == "bm25.json" for p in stored)
+    assert any(p.name.endswith(".sqlite3") for p in stored) and any(p.name == "bm25.sqlite3" for p in stored)
     blob = b"".join(p.read_bytes() for p in stored)
     leaked = [s for s in SECRET_VALUES if s.encode() in blob]
     assert not leaked, f"secrets in the index: {leaked}"

@@ -12,7 +12,7 @@ from haystack.dataclasses import ChatMessage
 
 from components.grounding.checker import GroundingChecker
 from components.records import provenance_header, record_id
-from components.stores.code_bm25 import CodeBM25DocumentStore
+from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
 
 def _record(path: str, symbol: str, line: int, source_type: str, content: str, **meta) -> Document:
@@ -57,8 +57,8 @@ GUIDE = _record("docs/guide.md", "Quickstart", 1, "docs", "# Quickstart\nCall `T
 
 
 @pytest.fixture
-def store() -> CodeBM25DocumentStore:
-    store = CodeBM25DocumentStore()
+def store() -> SQLiteBM25DocumentStore:
+    store = SQLiteBM25DocumentStore()
     store.write_documents([TRAINER, FIT, ENGINE, GUIDE])
     return store
 
@@ -152,17 +152,17 @@ def test_inputs_are_not_mutated(store):
 
 
 def test_round_trips_through_serialization_with_its_store(tmp_path):
-    store = CodeBM25DocumentStore(persist_path=str(tmp_path / "bm25.json"))
+    store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
     checker = GroundingChecker(document_store=store, allowlist=["torch"])
     data = component_to_dict(checker, "grounding")
     assert data["type"] == "components.grounding.checker.GroundingChecker"
     assert (
         data["init_parameters"]["document_store"]["type"]
-        == "components.stores.code_bm25.CodeBM25DocumentStore"
+        == "components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
     )
     with _deserialization_context(allowed_modules=["components.*"]):
         again = component_from_dict(GroundingChecker, data, "grounding")
-    assert isinstance(again.document_store, CodeBM25DocumentStore)
+    assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert again.allowlist == ["torch"]
     assert component_to_dict(again, "grounding") == data
 
@@ -176,7 +176,7 @@ def test_round_trips_without_a_store():
 
 def test_round_trips_through_pipeline_yaml(tmp_path):
     pipeline = Pipeline()
-    store = CodeBM25DocumentStore(persist_path=str(tmp_path / "bm25.json"))
+    store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
     pipeline.add_component("grounding", GroundingChecker(document_store=store, allowlist=["np"]))
     text = pipeline.dumps()
     assert "components.grounding.checker.GroundingChecker" in text

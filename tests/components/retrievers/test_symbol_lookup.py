@@ -9,16 +9,23 @@ from haystack.core.serialization_security import _deserialization_context
 
 from components.records import provenance_header, record_id
 from components.retrievers.symbol_lookup import SymbolRetriever
-from components.stores.code_bm25 import CodeBM25DocumentStore
+from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
 
-def _record(path: str, symbol: str, line: int, source_type: str = "impl",
-            content: str | None = None) -> Document:
+def _record(
+    path: str, symbol: str, line: int, source_type: str = "impl", content: str | None = None
+) -> Document:
     return Document(
         id=record_id(path, symbol, line),
         content=content or f"def {symbol.rsplit('.', 1)[-1]}(self): ...",
-        meta={"file_path": path, "symbol": symbol, "source_type": source_type, "start_line": line,
-              "end_line": line + 3, "header": provenance_header(path, symbol, source_type)},
+        meta={
+            "file_path": path,
+            "symbol": symbol,
+            "source_type": source_type,
+            "start_line": line,
+            "end_line": line + 3,
+            "header": provenance_header(path, symbol, source_type),
+        },
     )
 
 
@@ -43,7 +50,7 @@ def _records() -> list[Document]:
 
 @pytest.fixture
 def retriever() -> SymbolRetriever:
-    store = CodeBM25DocumentStore()
+    store = SQLiteBM25DocumentStore()
     store.write_documents(_records())
     return SymbolRetriever(document_store=store)
 
@@ -129,13 +136,13 @@ def test_backticked_call_with_parentheses_is_looked_up(retriever):
 
 
 def test_round_trips_through_serialization_with_its_store(tmp_path):
-    store = CodeBM25DocumentStore(persist_path=str(tmp_path / "bm25.json"))
+    store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
     retriever = SymbolRetriever(document_store=store, top_k=3, max_symbols_per_key=2, source_types=["api"])
     data = component_to_dict(retriever, "symbols")
     store_type = data["init_parameters"]["document_store"]["type"]
-    assert store_type == "components.stores.code_bm25.CodeBM25DocumentStore"
+    assert store_type == "components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
     with _deserialization_context(allowed_modules=["components.*"]):
         again = component_from_dict(SymbolRetriever, data, "symbols")
-    assert isinstance(again.document_store, CodeBM25DocumentStore)
+    assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert (again.top_k, again.max_symbols_per_key, again.source_types) == (3, 2, ["api"])
     assert component_to_dict(again, "symbols") == data

@@ -1,0 +1,357 @@
+"""The on-disk BM25 store: identifier-aware tokens over header + content, the stock BM25L/BM25+
+scores for those tokens, and postings that stay exact through deletes, overwrites and reopening."""
+
+import random
+import sqlite3
+import threading
+
+import numpy as np
+import pytest
+from haystack import Document, Pipeline
+from haystack.document_stores.errors import DuplicateDocumentError
+from haystack.document_stores.in_memory import InMemoryDocumentStore
+from haystack.document_stores.types import DuplicatePolicy
+
+from components.identifiers import tokenize
+from components.retrievers.bm25 import BM25Retriever
+from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore, meta_rows
+
+
+def docs():
+    return [
+        Document(
+            id="a",
+            content="def load(trust_remote_code=False): ...",
+            meta={"header": "File: a.py | Symbol: load | Type: impl", "source_type": "impl"},
+        ),
+        Document(
+            id="b",
+            content="Install the package with pip.",
+            meta={
+                "header": "File: docs/install.md | Symbol: Installation | Type: docs",
+                "source_type": "docs",
+            },
+        ),
+        Document(
+            id="c",
+            content="class Gemma2DecoderLayer: pass",
+            meta={
+                "header": "File: models/gemma2.py | Symbol: Gemma2DecoderLayer | Type: impl",
+                "source_type": "impl",
+            },
+        ),
+    ]
+
+
+def top(store, query, k=10):
+    return [d.id for d in BM25Retriever(document_store=store, top_k=k).run(query=query)["documents"]]
+
+
+def test_identifier_parts_match_a_plain_words_query():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(docs())
+    assert top(store, "trust remote code")[0] == "a"
+
+
+def test_camel_case_part_matches():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(docs())
+    assert top(store, "decoder layer")[0] == "c"
+
+
+def test_header_is_indexed_but_not_stored_in_content():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(docs())
+    hit = BM25Retriever(document_store=store).run(query="install.md")["documents"][0]
+    assert hit.id == "b" and "File:" not in hit.content and hit.meta == docs()[1].meta
+
+
+# -- the scores are the stock ones for the same tokens ----------------------------------------------
+WORDS = (
+    "load save model config token layer attention cache tensor device trust_remote_code "
+    "Gemma2DecoderLayer HTTPServer batch shape rope kv quant pip install docs the a of return self "
+    "def class import torch"
+).split()
+QUERIES = [
+    "load model",
+    "trust remote code",
+    "decoder layer",
+    "gemma2",
+    "httpserver http server",
+    "the the the",
+    "load load save",
+    "absentword",
+    "absentword load",
+    "zzz yyy",
+    "kv cache quant",
+    "pip install docs",
+    "torch tensor device",
+    "rope",
+    "self",
+    "def class import",
+    "attention attention layer",
+    "m3.py",
+    "impl",
+    "File Symbol Type",
+    "batch shape",
+    "quant",
+    "return self",
+    "config token",
+    "a of the",
+    "save",
+    "Gemma2DecoderLayer",
+    "install.md",
+    "",
+    "device cache rope quant kv",
+]
+
+
+def random_docs(seed: int, n: int, prefix: str = "d") -> list[Document]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        # Zipf-ish: early words are common, late ones rare; some records carry a header.
+        words = [WORDS[min(int(rng.expovariate(0.25)), len(WORDS) - 1)] for _ in range(rng.randint(1, 12))]
+        meta = (
+            {"header": f"File: m{i % 7}.py | Symbol: {rng.choice(WORDS)} | Type: impl"} if i % 3 == 0 else {}
+        )
+        meta["group"] = i % 4
+        out.append(Document(id=f"{prefix}{i}", content=" ".join(words), meta=meta))
+    # records without content (never scored) and with empty content (zero length, no tokens)
+    out.append(Document(id=f"{prefix}-none", content=None, meta={"group": 0}))
+    out.append(Document(id=f"{prefix}-empty", content="", meta={"group": 1}))
+    return out
+
+
+def stock_reference(records: list[Document], algorithm: str) -> InMemoryDocumentStore:
+    """Haystack's in-memory BM25 over the same tokens (joined by spaces), records in the same order."""
+    ref = InMemoryDocumentStore(bm25_algorithm=algorithm, bm25_tokenization_regex=r"(?u)\b\w+\b")
+    texts = [
+        None
+        if d.content is None
+        else " ".join(tokenize(f"{d.meta['header']}\n{d.content}" if d.meta.get("header") else d.content))
+        for d in records
+    ]
+    ref.write_documents(
+        [Document(id=d.id, content=t, meta=d.meta) for d, t in zip(records, texts, strict=True)]
+    )
+    return ref
+
+
+def assert_same_as_stock(store, algorithm, filters=None, scale_score=False):
+    ref = stock_reference(store.filter_documents(), algorithm)
+    for query in QUERIES:
+        for top_k in (1, 5, 10, 400):
+            got = store.bm25_retrieval(query, top_k=top_k, filters=filters, scale_score=scale_score)
+            want = ref.bm25_retrieval(
+                " ".join(tokenize(query)) or "absentword",
+                top_k=top_k,
+                filters=filters,
+                scale_score=scale_score,
+            )
+            want = [d for d in want if d.score > (0.5 if scale_score else 0.0)]  # stock keeps zero scores
+            assert [d.id for d in got] == [d.id for d in want], query
+            assert [d.score for d in got] == pytest.approx([d.score for d in want], abs=1e-9, rel=0), query
+
+
+@pytest.mark.parametrize("scale_score", [False, True])
+@pytest.mark.parametrize("algorithm", ["BM25L", "BM25Plus"])
+def test_scores_and_order_are_the_stock_ones_for_the_same_tokens(algorithm, scale_score):
+    store = SQLiteBM25DocumentStore(bm25_algorithm=algorithm)
+    store.write_documents(random_docs(7, 300))
+    assert_same_as_stock(store, algorithm, scale_score=scale_score)
+
+
+def test_filters_keep_the_best_matching_records():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(random_docs(7, 300))
+    assert_same_as_stock(store, "BM25L", filters={"field": "meta.group", "operator": "in", "value": [1, 2]})
+
+
+def postings_on_disk(path) -> dict[str, dict[int, int]]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT term, docs, tfs FROM postings").fetchall()
+    return {
+        term: dict(zip(np.frombuffer(d, np.int64).tolist(), np.frombuffer(t, np.int32).tolist(), strict=True))
+        for term, d, t in rows
+    }
+
+
+def expected_postings(path) -> dict[str, dict[int, int]]:
+    out: dict[str, dict[int, int]] = {}
+    with sqlite3.connect(path) as conn:
+        for rowid, content, meta in conn.execute("SELECT rowid, content, meta FROM records"):
+            if content is None:
+                continue
+            header = Document.from_dict(
+                {"content": content, "meta": __import__("json").loads(meta)}
+            ).meta.get("header")
+            for term in tokenize(f"{header}\n{content}" if header else content):
+                out.setdefault(term, {}).setdefault(rowid, 0)
+                out[term][rowid] += 1
+    return out
+
+
+def test_postings_on_disk_stay_exact_through_deletes_overwrites_and_reopening(tmp_path):
+    path = str(tmp_path / "bm25.sqlite3")
+    store = SQLiteBM25DocumentStore(persist_path=path)
+    store.write_documents(random_docs(7, 300))
+    store.save()
+    store = SQLiteBM25DocumentStore(persist_path=path)  # an incremental run opens the saved file
+    store.delete_documents([f"d{i}" for i in range(0, 300, 5)] + ["d1", "d1", "missing", "d-none"])
+    store.write_documents(random_docs(8, 40), policy=DuplicatePolicy.OVERWRITE)  # rewrites d0..d39
+    store.write_documents(random_docs(9, 30, prefix="n"), policy=DuplicatePolicy.SKIP)
+    store.write_documents(random_docs(10, 30, prefix="n"), policy=DuplicatePolicy.SKIP)
+    assert_same_as_stock(store, "BM25L")  # pending postings are merged before a retrieval
+    store.save()
+    assert postings_on_disk(path) == expected_postings(path)
+    reopened = SQLiteBM25DocumentStore(persist_path=path)
+    assert [d.id for d in reopened.filter_documents()] == [d.id for d in store.filter_documents()]
+    assert_same_as_stock(reopened, "BM25L")
+
+
+def test_deleting_a_record_rewrites_only_its_terms(tmp_path):
+    path = str(tmp_path / "bm25.sqlite3")
+    store = SQLiteBM25DocumentStore(persist_path=path)
+    store.write_documents(docs())
+    store.save()
+    before = postings_on_disk(path)
+    store.delete_documents(["c"])
+    store.save()
+    after = postings_on_disk(path)
+    own = set(tokenize(docs()[2].meta["header"] + "\n" + docs()[2].content))
+    row_c = 3
+    assert {t: p for t, p in before.items() if t not in own} == {
+        t: p for t, p in after.items() if t not in own
+    }
+    assert {
+        t: {r: n for r, n in p.items() if r != row_c}
+        for t, p in before.items()
+        if t in own and set(p) != {row_c}
+    } == {t: p for t, p in after.items() if t in own}
+
+
+def test_duplicate_policies_follow_the_stock_semantics():
+    store = SQLiteBM25DocumentStore()
+    assert store.write_documents(docs()) == 3
+    with pytest.raises(DuplicateDocumentError):
+        store.write_documents([docs()[0]])
+    assert store.write_documents(docs(), policy=DuplicatePolicy.SKIP) == 0
+    changed = Document(id="a", content="def save(path): ...", meta={})
+    assert store.write_documents([changed], policy=DuplicatePolicy.OVERWRITE) == 1
+    assert store.count_documents() == 3
+    assert top(store, "save path") == ["a"] and top(store, "trust remote") == []
+    with pytest.raises(ValueError):
+        store.write_documents("not a list of documents")
+
+
+def test_a_failed_write_leaves_the_store_as_it_was(tmp_path):
+    path = str(tmp_path / "bm25.sqlite3")
+    store = SQLiteBM25DocumentStore(persist_path=path)
+    store.write_documents(docs())
+    store.save()
+    with pytest.raises(DuplicateDocumentError):
+        store.write_documents([Document(id="z", content="zeta"), docs()[0]])
+    assert store.count_documents() == 3 and top(store, "zeta") == []
+    assert postings_on_disk(path) == expected_postings(path)
+
+
+def test_a_missing_file_reads_as_empty_and_is_not_created(tmp_path):
+    path = tmp_path / "sub" / "bm25.sqlite3"
+    store = SQLiteBM25DocumentStore(persist_path=str(path))
+    assert store.count_documents() == 0 and store.filter_documents() == [] and store.bm25_retrieval("x") == []
+    store.save()
+    assert not path.exists()
+
+
+def test_a_damaged_file_is_one_error_that_says_how_to_rebuild(tmp_path):
+    path = tmp_path / "bm25.sqlite3"
+    path.write_text("{garbage")
+    with pytest.raises(ValueError, match=r"BM25 store .* cannot be read, rebuild the index with .*--full"):
+        SQLiteBM25DocumentStore(persist_path=str(path)).count_documents()
+
+
+def test_unsaved_writes_are_not_seen_by_other_readers(tmp_path):
+    path = tmp_path / "bm25.sqlite3"
+    SQLiteBM25DocumentStore(persist_path=str(path)).write_documents(docs())
+    # not saved: the writer's transaction was never committed, so a reader sees nothing
+    assert SQLiteBM25DocumentStore(persist_path=str(path)).count_documents() == 0
+
+
+def test_retrieval_reads_only_the_query_terms(tmp_path, monkeypatch):
+    path = str(tmp_path / "bm25.sqlite3")
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.write_documents(random_docs(7, 100))
+    writer.save()
+    reader = SQLiteBM25DocumentStore(persist_path=path)
+    monkeypatch.setattr(reader, "filter_documents", lambda *a, **k: pytest.fail("full listing"))
+    statements = []
+    reader._db().set_trace_callback(statements.append)
+    assert reader.bm25_retrieval("load model", top_k=3)
+    postings_reads = [s for s in statements if "FROM postings" in s]
+    assert postings_reads and all("'load'" in s and "'model'" in s for s in postings_reads)
+
+
+def test_concurrent_readers_get_the_same_results(tmp_path):
+    path = str(tmp_path / "bm25.sqlite3")
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.write_documents(random_docs(7, 300))
+    writer.save()
+    reader = SQLiteBM25DocumentStore(persist_path=path)
+    want = {q: [d.id for d in reader.bm25_retrieval(q)] for q in QUERIES}
+    errors = []
+
+    def ask():
+        try:
+            for q in QUERIES * 3:
+                assert [d.id for d in reader.bm25_retrieval(q)] == want[q]
+        except Exception as exc:  # noqa: BLE001 - collected for the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_meta_rows_read_the_metadata_of_any_store():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(docs())
+    assert list(meta_rows(store, ["source_type", "absent"])) == [
+        ("a", "impl", None),
+        ("b", "docs", None),
+        ("c", "impl", None),
+    ]
+    stock = InMemoryDocumentStore()
+    stock.write_documents(docs())
+    assert sorted(meta_rows(stock, ["source_type"])) == [("a", "impl"), ("b", "docs"), ("c", "impl")]
+
+
+def test_filter_by_ids_returns_records_in_storage_order():
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(docs())
+    got = store.filter_documents({"field": "id", "operator": "in", "value": ["c", "a", "missing"]})
+    assert [d.id for d in got] == ["a", "c"]
+    got = store.filter_documents({"field": "meta.source_type", "operator": "==", "value": "docs"})
+    assert [d.id for d in got] == ["b"]
+
+
+def test_store_and_retriever_round_trip_through_to_dict(tmp_path):
+    store = SQLiteBM25DocumentStore(
+        persist_path=str(tmp_path / "x.sqlite3"), bm25_algorithm="BM25Plus", bm25_parameters={"k1": 1.2}
+    )
+    assert SQLiteBM25DocumentStore.from_dict(store.to_dict()).to_dict() == store.to_dict()
+    pipeline = Pipeline()
+    pipeline.add_component("bm25", BM25Retriever(document_store=store, top_k=3, scale_score=True))
+    again = Pipeline.loads(pipeline.dumps(), allowed_modules=["components.*"])
+    assert again.dumps() == pipeline.dumps()
+    assert isinstance(again.get_component("bm25").document_store, SQLiteBM25DocumentStore)
+
+
+def test_unknown_algorithm_and_bad_top_k_are_refused():
+    with pytest.raises(ValueError, match="BM25L"):
+        SQLiteBM25DocumentStore(bm25_algorithm="BM25Okapi")
+    with pytest.raises(ValueError, match="top_k"):
+        BM25Retriever(document_store=SQLiteBM25DocumentStore(), top_k=0)

@@ -51,4 +51,4 @@ bench *args="": setup
 
 # lint
 lint: setup
-    {{venv}}/bin/ruff check app components tests
+    {{venv}}/bin/ruff check codeground tests

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.pipelines import ALLOWED_MODULES, PIPELINES_DIR, read_pipeline_dict, resolve
+from codeground.app.pipelines import ALLOWED_MODULES, PIPELINES_DIR, read_pipeline_dict, resolve
 
 YAMLS = sorted(PIPELINES_DIR.glob("*.yaml"))
 
@@ -30,8 +30,8 @@ def test_pipeline_yaml_round_trips(path, tmp_path):
 
 
 def test_yaml_components_outside_components_package_are_refused(tmp_path):
-    from app.errors import CodegroundError
-    from app.pipelines import build_pipeline
+    from codeground.app.errors import CodegroundError
+    from codeground.app.pipelines import build_pipeline
 
     data = {"components": {"x": {"type": "os.system", "init_parameters": {}}}, "connections": []}
     with pytest.raises(CodegroundError, match="cannot build pipeline"):
@@ -40,12 +40,13 @@ def test_yaml_components_outside_components_package_are_refused(tmp_path):
 
 def test_variants_needing_a_missing_optional_extra_are_not_offered(tmp_path, monkeypatch):
     import app.eval_runner as runner
-    from app.pipelines import installed
+
+    from codeground.app.pipelines import installed
 
     extra = tmp_path / "query_extra.yaml"
     extra.write_text(
         (PIPELINES_DIR / "bm25.yaml").read_text().replace(
-            "type: components.retrievers.bm25.BM25Retriever",
+            "type: codeground.components.retrievers.bm25.BM25Retriever",
             "type: haystack_integrations.components.retrievers.not_installed.Missing",
         )
     )

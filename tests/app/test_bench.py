@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from app.bench import VECTOR_FLAGS, run_bench
-from app.eval_runner import default_variants
-from app.pipelines import DEFAULT_INDEX_PIPELINE
+from codeground.app.bench import VECTOR_FLAGS, run_bench
+from codeground.app.eval_runner import default_variants
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
 from tests.conftest import make_sample_repo
 
 

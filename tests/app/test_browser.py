@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.indexing import run_index
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from tests.conftest import make_sample_repo
 from tests.fake_ollama import last_user_text
 
@@ -90,7 +90,7 @@ def served_chat(tmp_path, fake_ollama, monkeypatch):
     fake_ollama.configure(reply=reply, token_delay=0.04)
     repo = make_sample_repo(tmp_path / "repo")
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
-    from app.ui import picker_pipelines, serve
+    from codeground.app.ui import picker_pipelines, serve
 
     port = free_port()
     demo = serve(tmp_path / "idx", PIPELINES_DIR / "query.yaml", port=port, block=False)

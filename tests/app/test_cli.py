@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from app.cli import cli
+from codeground.app.cli import cli
 from tests.conftest import PROJECT_ROOT, closed_port
 
 runner = CliRunner()
@@ -100,7 +100,7 @@ def test_missing_pipeline_file_is_one_line(indexed, tmp_path):
     )
 
 
-@pytest.mark.parametrize("type_name", ["components.nope.Missing", "os.system"])
+@pytest.mark.parametrize("type_name", ["codeground.components.nope.Missing", "os.system"])
 def test_unknown_or_disallowed_component_is_one_line(indexed, tmp_path, type_name):
     _, idx = indexed
     bad = tmp_path / "unknown.yaml"
@@ -173,7 +173,7 @@ def test_bad_gold_file_is_one_line(indexed, tmp_path, content, fragment):
 def test_help_is_fast_and_does_not_import_haystack():
     t0 = time.perf_counter()
     code = (
-        "import sys; from app.cli import main; sys.argv=['codeground', '--help']\n"
+        "import sys; from codeground.app.cli import main; sys.argv=['codeground', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\nassert 'haystack' not in sys.modules\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
@@ -242,10 +242,10 @@ def test_eval_answers_reports_invented_names_refusals_and_unanswerable(
 
 
 def test_shipped_unanswerable_vllm_questions_load():
-    from app.evaluation import load_questions
+    from codeground.app.evaluation import load_questions
 
     questions = load_questions(
-        PROJECT_ROOT / "app" / "assets" / "vllm_unanswerable.json", require_sources=False
+        PROJECT_ROOT / "codeground" / "app" / "assets" / "vllm_unanswerable.json", require_sources=False
     )
     assert len(questions) == 20
 

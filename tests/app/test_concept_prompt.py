@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from app.cli import cli
-from app.concept_prompt import DEFAULT_CONCEPT_PROMPT, ENV_VAR, MAX_CHARS, resolve_concept_prompt
-from app.errors import CodegroundError
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
-from app.query import QueryEngine
-from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+from codeground.app.cli import cli
+from codeground.app.concept_prompt import DEFAULT_CONCEPT_PROMPT, ENV_VAR, MAX_CHARS, resolve_concept_prompt
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.query import QueryEngine
+from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 from tests.conftest import make_sample_repo
 
 QUERY = PIPELINES_DIR / "query.yaml"

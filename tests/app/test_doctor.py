@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from app.cli import cli
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.cli import cli
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from tests.conftest import closed_port, make_sample_repo
 from tests.reliability.helpers import drop_bm25_records
 
@@ -42,7 +42,7 @@ def test_everything_query_needs_present_exits_zero_with_one_check_line_each(repo
     assert all(ln[0] in "✓✗" for ln in lines)
     for piece in ("index", "prompt", "embedder", "LLM server", "models"):
         assert by_piece[piece].startswith("✓"), by_piece[piece]
-    from app.manifest import Manifest
+    from codeground.app.manifest import Manifest
 
     records = Manifest.load(IndexDir(repo / ".codeground").current()).chunk_count
     assert f", {records} records, built " in by_piece["index"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.manifest import EmbedderIdentity, Manifest, embedder_identity
-from app.pipelines import PIPELINES_DIR, read_pipeline_dict
+from codeground.app.manifest import EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
 
 ST = "haystack_integrations.components.embedders.sentence_transformers."
 OLLAMA = "haystack_integrations.components.embedders.ollama."
@@ -42,7 +42,7 @@ def test_document_and_text_embedders_of_one_family_share_a_kind():
 def test_a_wrapping_component_is_looked_through_to_the_embedder_inside():
     wrapped = pipeline(
         {
-            "type": "components.embedders.cached_text.CachedTextEmbedder",
+            "type": "codeground.components.embedders.cached_text.CachedTextEmbedder",
             "init_parameters": {
                 "cache_size": 8,
                 "embedder": {

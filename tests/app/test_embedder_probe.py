@@ -9,12 +9,12 @@ import shutil
 import numpy as np
 import pytest
 
-from app.errors import CodegroundError
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.manifest import MANIFEST, Manifest
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
-from app.query import QueryEngine
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.manifest import MANIFEST, Manifest
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.query import QueryEngine
 
 
 @pytest.fixture

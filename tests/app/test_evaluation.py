@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import CodegroundError
-from app.evaluation import (
+from codeground.app.errors import CodegroundError
+from codeground.app.evaluation import (
     Question,
     Span,
     first_rank_found,

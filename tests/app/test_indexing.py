@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import CodegroundError
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.manifest import Manifest
-from app.pipelines import DEFAULT_INDEX_PIPELINE
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.manifest import Manifest
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
 from tests.conftest import PLANTED_SECRETS
 
 SECRETS = (*PLANTED_SECRETS, "SECRET_OUTPUT", "hidden_function")
@@ -20,7 +20,7 @@ def snapshot(index_dir: Path) -> dict:
     """Every search-visible record in both stores: id -> (content, meta, rounded embedding)."""
     from haystack_integrations.document_stores.chroma import ChromaDocumentStore
 
-    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     gen = IndexDir(index_dir).current()
     bm25 = {
@@ -194,13 +194,13 @@ def test_chunking_in_a_worker_process_gives_the_index_of_one_process(built, tmp_
 
 def test_a_chunker_failure_in_the_worker_is_the_same_one_line_naming_the_component(monkeypatch):
     """The worker sends back the line a failure in this process would give (exceptions do not pickle)."""
+    import app.index_stages as index_stages
     from haystack.dataclasses import ByteStream
 
-    import app.index_stages as index_stages
-    from app.index_stages import ChunkStageError, IndexStages
-    from app.indexing import _failure
-    from app.pipelines import read_pipeline_dict, resolve
-    from components.chunkers import oversize
+    from codeground.app.index_stages import ChunkStageError, IndexStages
+    from codeground.app.indexing import _failure
+    from codeground.app.pipelines import read_pipeline_dict, resolve
+    from codeground.components.chunkers import oversize
 
     def broken(*args, **kwargs):
         raise OSError("disk on fire")
@@ -221,9 +221,9 @@ def test_a_rebuild_with_the_cached_minilm_pipeline_embeds_no_text_twice(sample_r
     """index_minilm.yaml keeps vectors on disk: a --full rebuild (or a second clone) embeds nothing."""
     import shutil
 
-    from app.embedder_probe import PROBES
-    from app.pipelines import PIPELINES_DIR
-    from components.embedders.openvino_document import OpenVINODocumentEmbedder
+    from codeground.app.embedder_probe import PROBES
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
 
     yaml_text = (PIPELINES_DIR / "index_minilm.yaml").read_text()
     cache = tmp_path / "embeddings.sqlite"

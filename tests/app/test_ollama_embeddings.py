@@ -11,13 +11,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from app.cli import cli
-from app.errors import CodegroundError
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.manifest import Manifest, embedder_identity
-from app.pipelines import PIPELINES_DIR, read_pipeline_dict
-from app.query import QueryEngine
+from codeground.app.cli import cli
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.manifest import Manifest, embedder_identity
+from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+from codeground.app.query import QueryEngine
 from tests.conftest import closed_port, make_sample_repo
 from tests.fake_ollama import FakeOllama
 
@@ -62,7 +62,7 @@ def at_ollama(ollama, monkeypatch):
 
 
 def test_documents_are_embedded_as_search_document_prefix_then_header_then_text(ollama, ollama_index):
-    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     _, index_dir = ollama_index
     requests = ollama.requests_to("/api/embed")
@@ -104,7 +104,7 @@ def test_question_is_embedded_as_search_query_prefix_and_dense_retrieval_finds_t
     dense_ollama = tmp_path / "dense_ollama.yaml"
     dense_ollama.write_text(yaml.safe_dump(data, sort_keys=False))
 
-    from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     question = "Gemma2DecoderLayer forward"
     result = QueryEngine(ollama_index[1], dense_ollama).search(question, k=3)
@@ -219,7 +219,7 @@ def test_switching_the_index_pipeline_to_ollama_rebuilds_everything(
 ):
     repo, _ = indexed_sample
     monkeypatch.setenv("OLLAMA_HOST", ollama.url)
-    from app.pipelines import DEFAULT_INDEX_PIPELINE
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
 
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
     result = run_index(repo, tmp_path / "idx", INDEX_OLLAMA)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from app.cli import cli
-from app.errors import CodegroundError
-from app.ollama_launcher import answers, installed_models, ollama_models, serve, stop
-from app.pipelines import PIPELINES_DIR
+from codeground.app.cli import cli
+from codeground.app.errors import CodegroundError
+from codeground.app.ollama_launcher import answers, installed_models, ollama_models, serve, stop
+from codeground.app.pipelines import PIPELINES_DIR
 from tests.conftest import PROJECT_ROOT, closed_port
 
 CHAT_MODELS = ["qwen2.5-coder:1.5b", "qwen2.5-coder:7b"]  # rewriter, answerer (in YAML order)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.pipelines import PIPELINES_DIR
-from app.query import QueryEngine
+from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.query import QueryEngine
 from tests.conftest import closed_port
 
 QUERY_OPENAI = PIPELINES_DIR / "query_openai.yaml"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import CodegroundError
-from app.index_dir import IndexDir
-from app.indexing import run_index
-from app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
-from app.query import QueryEngine
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.indexing import run_index
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.query import QueryEngine
 from tests.conftest import closed_port, make_sample_repo
 from tests.reliability.helpers import drop_bm25_records
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from app.ui_format import (
+from codeground.app.ui_format import (
     EMPTY_INDEX,
     NO_SOURCES,
     fenced,

@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from components import hub
-from components.hub import unavailable
+from codeground.components import hub
+from codeground.components.hub import unavailable
 from tests.conftest import closed_port
 
 

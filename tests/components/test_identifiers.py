@@ -1,4 +1,4 @@
-from components.identifiers import identifier_candidates, tokenize
+from codeground.components.identifiers import identifier_candidates, tokenize
 
 
 def test_snake_case_yields_whole_and_parts():

@@ -2,7 +2,7 @@
 
 import random
 
-from components.records import line_of
+from codeground.components.records import line_of
 
 
 def _counted(text: str, offset: int) -> int:

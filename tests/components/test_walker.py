@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from components import walker as walker_module
-from components.walker import RepositoryWalker
+from codeground.components import walker as walker_module
+from codeground.components.walker import RepositoryWalker
 
 PY = b"def f():\n    return 1\n"
 
@@ -502,7 +502,7 @@ def test_to_dict_round_trip() -> None:
     walker = RepositoryWalker(max_file_bytes=1234, ignore=["a/", "*.tmp"], text_extensions=[".txt"])
     data = component_to_dict(walker, "walker")
     assert data == {
-        "type": "components.walker.RepositoryWalker",
+        "type": "codeground.components.walker.RepositoryWalker",
         "init_parameters": {
             "max_file_bytes": 1234,
             "ignore": ["a/", "*.tmp"],

@@ -18,10 +18,10 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
-from app.cli import cli
-from app.index_dir import IndexDir
-from app.manifest import Manifest
-from app.pipelines import PIPELINES_DIR
+from codeground.app.cli import cli
+from codeground.app.index_dir import IndexDir
+from codeground.app.manifest import Manifest
+from codeground.app.pipelines import PIPELINES_DIR
 
 QUERY_YAML = PIPELINES_DIR / "query.yaml"
 _runner = CliRunner()

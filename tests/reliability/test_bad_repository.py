@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from components.records import line_of
-from components.walker import RepositoryWalker
+from codeground.components.records import line_of
+from codeground.components.walker import RepositoryWalker
 from tests.conftest import make_sample_repo
 from tests.reliability.helpers import (
     assert_no_traceback,

@@ -33,7 +33,7 @@ BAD_FILES = {
     "malformed.yaml": "components: [\n  - {unclosed\n",
     "not_a_pipeline.yaml": "- just\n- a list\n",
     "no_components.yaml": "connections: []\n",
-    "unknown_component.yaml": _component_yaml("components.nope.Missing"),
+    "unknown_component.yaml": _component_yaml("codeground.components.nope.Missing"),
     "unknown_module.yaml": _component_yaml("no_such_package.Thing"),
     "os_system.yaml": _component_yaml("os.system", "{command: 'touch {marker}'}"),
     "subprocess.yaml": _component_yaml("subprocess.Popen", "{args: ['touch', '{marker}']}"),

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from app.index_dir import IndexDir
+from codeground.app.index_dir import IndexDir
 from tests.conftest import PROJECT_ROOT, closed_port, make_sample_repo
 from tests.reliability.helpers import (
     QUERY_YAML,
@@ -260,7 +260,7 @@ def test_index_killed_mid_run_leaves_the_previous_index_answering_and_a_rerun_co
     _grow(repo)
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "index", str(repo), "--index-dir", str(idx)],
+        [sys.executable, "-m", "codeground.app.cli", "index", str(repo), "--index-dir", str(idx)],
         cwd=PROJECT_ROOT,
         env={**os.environ, "COLUMNS": "200"},
         stdout=subprocess.DEVNULL,

@@ -234,7 +234,8 @@ def _listening_addresses(port: int) -> list[str]:
 
 def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sample):
     import app.ui
-    from app.ui import serve
+
+    from codeground.app.ui import serve
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
 

@@ -8,7 +8,7 @@ from haystack import Document
 from haystack.core.serialization import component_to_dict, default_from_dict
 from haystack.dataclasses import ByteStream
 
-from components.chunkers.docs import DocsChunker
+from codeground.components.chunkers.docs import DocsChunker
 
 
 def _source(text: str, file_path: str = "docs/x.md") -> ByteStream:

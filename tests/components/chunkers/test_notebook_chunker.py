@@ -9,7 +9,7 @@ from haystack import Document
 from haystack.core.serialization import component_to_dict, default_from_dict
 from haystack.dataclasses import ByteStream
 
-from components.chunkers.notebook import NotebookChunker
+from codeground.components.chunkers.notebook import NotebookChunker
 
 LONG = "This paragraph explains the method in detail. " * 6  # > 200 chars
 

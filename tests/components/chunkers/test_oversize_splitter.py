@@ -1,7 +1,7 @@
 from haystack.dataclasses import ByteStream
 
-from components.chunkers.oversize import OversizeSplitter, split_on_lines
-from components.chunkers.text import TextChunker
+from codeground.components.chunkers.oversize import OversizeSplitter, split_on_lines
+from codeground.components.chunkers.text import TextChunker
 
 
 def records_for(text: str, path: str = "big.txt"):

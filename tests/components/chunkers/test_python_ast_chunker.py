@@ -1,6 +1,6 @@
 from haystack.dataclasses import ByteStream
 
-from components.chunkers.python_ast import PythonAstChunker
+from codeground.components.chunkers.python_ast import PythonAstChunker
 from tests.conftest import SAMPLE_REPO
 
 

@@ -6,7 +6,7 @@ import pytest
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 
-from components.embedders.cached_text import CachedTextEmbedder
+from codeground.components.embedders.cached_text import CachedTextEmbedder
 
 ST_TEXT = ("haystack_integrations.components.embedders.sentence_transformers."
            "sentence_transformers_text_embedder.SentenceTransformersTextEmbedder")
@@ -91,7 +91,7 @@ def test_round_trips_through_serialization():
     embedder = CachedTextEmbedder(embedder=_spec(), cache_size=64)
     data = component_to_dict(embedder, "query_embedder")
     assert data["init_parameters"] == {"embedder": _spec(), "cache_size": 64}
-    with _deserialization_context(allowed_modules=["components.*"]):
+    with _deserialization_context(allowed_modules=["codeground.components.*"]):
         again = component_from_dict(CachedTextEmbedder, data, "query_embedder")
         again_data = component_to_dict(again, "query_embedder")
         assert component_to_dict(component_from_dict(CachedTextEmbedder, again_data, "q"), "q") == again_data

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.embedders.embedding_store import EmbeddingStore
+from codeground.components.embedders.embedding_store import EmbeddingStore
 
 
 def _vec(x: float) -> np.ndarray:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from components.embedders.model_cache import built_once, source_fingerprint
+from codeground.components.embedders.model_cache import built_once, source_fingerprint
 
 
 def test_a_model_is_built_once_and_then_reused(tmp_path):

@@ -14,10 +14,10 @@ from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 
-from components.embedders import openvino_export
-from components.embedders.openvino_document import OpenVINODocumentEmbedder
-from components.embedders.openvino_export import exported_model
-from components.embedders.openvino_text import OpenVINOTextEmbedder
+from codeground.components.embedders import openvino_export
+from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
+from codeground.components.embedders.openvino_export import exported_model
+from codeground.components.embedders.openvino_text import OpenVINOTextEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +120,7 @@ def test_embedders_round_trip_through_yaml_dicts(minilm):
         OpenVINOTextEmbedder(model=minilm, prefix="q: "),
     ):
         data = component_to_dict(original, "embedder")
-        with _deserialization_context(allowed_modules=["components.*"]):
+        with _deserialization_context(allowed_modules=["codeground.components.*"]):
             rebuilt = component_from_dict(type(original), data, "embedder")
         assert component_to_dict(rebuilt, "embedder") == data
 

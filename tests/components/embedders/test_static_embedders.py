@@ -14,10 +14,10 @@ from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 
-from components.embedders import static_distill
-from components.embedders.static_distill import distilled_model
-from components.embedders.static_document import StaticDocumentEmbedder
-from components.embedders.static_text import StaticTextEmbedder
+from codeground.components.embedders import static_distill
+from codeground.components.embedders.static_distill import distilled_model
+from codeground.components.embedders.static_document import StaticDocumentEmbedder
+from codeground.components.embedders.static_text import StaticTextEmbedder
 
 pytestmark = pytest.mark.slow
 
@@ -85,7 +85,7 @@ def test_embedders_round_trip_through_yaml_dicts(minilm):
         StaticTextEmbedder(model=minilm, prefix="q: "),
     ):
         data = component_to_dict(original, "embedder")
-        with _deserialization_context(allowed_modules=["components.*"]):
+        with _deserialization_context(allowed_modules=["codeground.components.*"]):
             rebuilt = component_from_dict(type(original), data, "embedder")
         assert component_to_dict(rebuilt, "embedder") == data
 
@@ -115,7 +115,7 @@ def test_bad_sources_and_dims_are_refused(tmp_path, minilm):
 def test_each_dimension_gets_the_same_sign_whatever_sign_pca_returned():
     import numpy as np
 
-    from components.embedders.static_distill import canonical_signs
+    from codeground.components.embedders.static_distill import canonical_signs
 
     rng = np.random.default_rng(0)
     table = rng.standard_normal((500, 8)).astype(np.float16)
@@ -129,9 +129,9 @@ def test_each_dimension_gets_the_same_sign_whatever_sign_pca_returned():
 
 
 def test_a_cached_embedder_embeds_each_text_once_and_returns_the_same_vectors(minilm, tmp_path):
-    from components.embedders.cached_document import CachedDocumentEmbedder
+    from codeground.components.embedders.cached_document import CachedDocumentEmbedder
 
-    spec = {"type": "components.embedders.static_document.StaticDocumentEmbedder",
+    spec = {"type": "codeground.components.embedders.static_document.StaticDocumentEmbedder",
             "init_parameters": {"model": minilm, "meta_fields_to_embed": ["header"]}}
     direct = StaticDocumentEmbedder(model=minilm, meta_fields_to_embed=["header"]).run(documents=_docs())
     first = CachedDocumentEmbedder(embedder=spec, cache_path=str(tmp_path / "e.sqlite"))

@@ -10,9 +10,9 @@ from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 from haystack.dataclasses import ChatMessage
 
-from components.grounding.checker import GroundingChecker
-from components.records import provenance_header, record_id
-from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+from codeground.components.grounding.checker import GroundingChecker
+from codeground.components.records import provenance_header, record_id
+from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
 
 def _record(path: str, symbol: str, line: int, source_type: str, content: str, **meta) -> Document:
@@ -155,12 +155,12 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
     store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
     checker = GroundingChecker(document_store=store, allowlist=["torch"])
     data = component_to_dict(checker, "grounding")
-    assert data["type"] == "components.grounding.checker.GroundingChecker"
+    assert data["type"] == "codeground.components.grounding.checker.GroundingChecker"
     assert (
         data["init_parameters"]["document_store"]["type"]
-        == "components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
+        == "codeground.components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
     )
-    with _deserialization_context(allowed_modules=["components.*"]):
+    with _deserialization_context(allowed_modules=["codeground.components.*"]):
         again = component_from_dict(GroundingChecker, data, "grounding")
     assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert again.allowlist == ["torch"]
@@ -169,7 +169,7 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
 
 def test_round_trips_without_a_store():
     data = component_to_dict(GroundingChecker(), "grounding")
-    with _deserialization_context(allowed_modules=["components.*"]):
+    with _deserialization_context(allowed_modules=["codeground.components.*"]):
         again = component_from_dict(GroundingChecker, data, "grounding")
     assert again.document_store is None and again.allowlist is None
 
@@ -179,8 +179,8 @@ def test_round_trips_through_pipeline_yaml(tmp_path):
     store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
     pipeline.add_component("grounding", GroundingChecker(document_store=store, allowlist=["np"]))
     text = pipeline.dumps()
-    assert "components.grounding.checker.GroundingChecker" in text
-    again = Pipeline.loads(text, allowed_modules=["components.*"])
+    assert "codeground.components.grounding.checker.GroundingChecker" in text
+    again = Pipeline.loads(text, allowed_modules=["codeground.components.*"])
     checker = again.get_component("grounding")
     assert isinstance(checker, GroundingChecker) and checker.allowlist == ["np"]
     assert again.dumps() == text

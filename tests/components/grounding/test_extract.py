@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.grounding.extract import ALLOWLIST, extract_identifiers
+from codeground.components.grounding.extract import ALLOWLIST, extract_identifiers
 
 PYTHON_FENCE = """Load the model like this:
 

@@ -7,7 +7,7 @@ import copy
 import pytest
 from haystack import Document, Pipeline, component
 
-from components.joiners.rank_fusion import RankFusion
+from codeground.components.joiners.rank_fusion import RankFusion
 
 
 def _doc(name: str, path: str = "pkg/a.py", score: float | None = None) -> Document:

@@ -6,8 +6,8 @@ import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from components.joiners.rank_fusion import RankFusion
-from components.joiners.symbol_merge import SymbolHitMerger
+from codeground.components.joiners.rank_fusion import RankFusion
+from codeground.components.joiners.symbol_merge import SymbolHitMerger
 
 
 def _doc(name: str, score: float | None = None, path: str = "a.py") -> Document:
@@ -66,5 +66,6 @@ def test_hybrid_merge_does_not_mutate_inputs():
 
 def test_symbol_merge_round_trips_through_serialization():
     data = component_to_dict(SymbolHitMerger(), "merge")
-    assert data == {"type": "components.joiners.symbol_merge.SymbolHitMerger", "init_parameters": {}}
+    kind = "codeground.components.joiners.symbol_merge.SymbolHitMerger"
+    assert data == {"type": kind, "init_parameters": {}}
     assert isinstance(component_from_dict(SymbolHitMerger, data, "merge"), SymbolHitMerger)

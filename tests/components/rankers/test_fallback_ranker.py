@@ -10,8 +10,8 @@ from haystack import Document, component
 from haystack.core.serialization import component_from_dict, component_to_dict
 from haystack.core.serialization_security import _deserialization_context
 
-import components.inner as inner_module
-from components.rankers.fallback import FallbackRanker
+import codeground.components.inner as inner_module
+from codeground.components.rankers.fallback import FallbackRanker
 from tests.conftest import closed_port
 
 ST_RANKER = ("haystack_integrations.components.rankers.sentence_transformers."
@@ -215,7 +215,7 @@ def test_init_parameters_round_trip():
     data = component_to_dict(ranker, "ranker")
     assert data["init_parameters"] == {"ranker": _spec("cross-encoder/ms-marco-MiniLM-L-6-v2"),
                                        "max_chars": 1500, "timeout_s": 5}
-    with _deserialization_context(allowed_modules=["components.*"]):
+    with _deserialization_context(allowed_modules=["codeground.components.*"]):
         again = component_from_dict(FallbackRanker, data, "ranker")
         again_data = component_to_dict(again, "ranker")
         assert component_to_dict(component_from_dict(FallbackRanker, again_data, "ranker"), "r") == again_data
@@ -235,8 +235,9 @@ def test_an_uncached_model_offline_is_no_opinion_without_importing_its_library()
     script = (
         "import sys\n"
         "from haystack.core.serialization import component_from_dict\n"
-        "from components.rankers.fallback import FallbackRanker\n"
-        "spec = {'type': 'components.rankers.fallback.FallbackRanker', 'init_parameters': {'ranker': {\n"
+        "from codeground.components.rankers.fallback import FallbackRanker\n"
+        "spec = {'type': 'codeground.components.rankers.fallback.FallbackRanker',\n"
+        "        'init_parameters': {'ranker': {\n"
         "  'type': 'haystack_integrations.components.rankers.sentence_transformers.'\n"
         "          'sentence_transformers_similarity.SentenceTransformersSimilarityRanker',\n"
         "  'init_parameters': {'model': 'cross-encoder/not-in-any-cache-xyz'}}}}\n"
@@ -267,7 +268,7 @@ def test_without_network_an_uncached_reranker_is_no_opinion_without_loading_its_
 
     script = (
         "import sys\n"
-        "from components.rankers.fallback import FallbackRanker\n"
+        "from codeground.components.rankers.fallback import FallbackRanker\n"
         "from haystack import Document\n"
         "ranker = FallbackRanker(ranker={'type': 'haystack_integrations.components.rankers.'\n"
         "  'sentence_transformers.sentence_transformers_similarity.SentenceTransformersSimilarityRanker',\n"

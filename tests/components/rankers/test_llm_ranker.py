@@ -15,7 +15,7 @@ import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from components.rankers.llm_ranker import DEFAULT_TIMEOUT_S, OllamaLLMRanker, parse_scores
+from codeground.components.rankers.llm_ranker import DEFAULT_TIMEOUT_S, OllamaLLMRanker, parse_scores
 from tests.conftest import closed_port
 from tests.fake_ollama import last_user_text
 
@@ -359,7 +359,7 @@ def test_async_task_cancellation_propagates_at_once(fake_ollama):
 @pytest.mark.parametrize("bad", [0, -5, math.nan, math.inf, -math.inf, None, "soon", True])
 def test_bad_timeout_falls_back_to_the_default_and_says_so(fake_ollama, caplog, bad):
     fake_ollama.configure(reply='{"scores": [0, 9]}')
-    with caplog.at_level(logging.WARNING, logger="components.rankers.llm_ranker"):
+    with caplog.at_level(logging.WARNING, logger="codeground.components.rankers.llm_ranker"):
         ranker = _ranker(fake_ollama, timeout_s=bad)
     assert ranker._timeout == DEFAULT_TIMEOUT_S
     assert ranker._generator.timeout == DEFAULT_TIMEOUT_S
@@ -368,7 +368,7 @@ def test_bad_timeout_falls_back_to_the_default_and_says_so(fake_ollama, caplog, 
 
 
 def test_a_good_timeout_is_used_and_not_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="components.rankers.llm_ranker"):
+    with caplog.at_level(logging.WARNING, logger="codeground.components.rankers.llm_ranker"):
         ranker = OllamaLLMRanker(timeout_s=2.5)
     assert ranker._timeout == 2.5 and not caplog.records
 
@@ -415,8 +415,8 @@ def _favour(symbol: str):
 
 
 def test_query_llmrerank_yaml_reranks_end_to_end_on_the_sample_index(index_dir, fake_ollama, monkeypatch):
-    from app.pipelines import PIPELINES_DIR
-    from app.query import QueryEngine
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import QueryEngine
 
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     question = "How does Trainer.fit run epochs over the data?"
@@ -433,8 +433,8 @@ def test_query_llmrerank_yaml_reranks_end_to_end_on_the_sample_index(index_dir, 
 
 
 def test_query_llmrerank_yaml_without_a_server_keeps_the_fused_order(index_dir, monkeypatch):
-    from app.pipelines import PIPELINES_DIR
-    from app.query import QueryEngine
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import QueryEngine
 
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
     question = "How do I install the sample package with pip?"
@@ -448,8 +448,8 @@ def test_query_llmrerank_yaml_without_a_server_keeps_the_fused_order(index_dir, 
 
 
 def test_compare_counts_the_questions_the_llm_reranker_had_no_opinion_on(index_dir, tmp_path, monkeypatch):
-    from app.eval_runner import default_variants, evaluate_pipelines
-    from app.pipelines import PIPELINES_DIR
+    from codeground.app.eval_runner import default_variants, evaluate_pipelines
+    from codeground.app.pipelines import PIPELINES_DIR
 
     assert "query_llmrerank.yaml" in [p.name for p in default_variants()]
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
@@ -470,7 +470,7 @@ def test_compare_counts_the_questions_the_llm_reranker_had_no_opinion_on(index_d
 def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
     from rich.console import Console
 
-    from app.cli import _recall_table
+    from codeground.app.cli import _recall_table
 
     def row(name: str, no_opinion: int) -> dict:
         return {"pipeline": name, "questions": 47, "recall": {1: 0.5, 3: 0.6, 5: 0.7, 10: 0.8},
@@ -486,11 +486,11 @@ def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
 
 
 def test_llmrerank_yaml_is_query_yaml_with_only_the_ranker_swapped():
-    from app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
 
     full = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     llm = read_pipeline_dict(PIPELINES_DIR / "query_llmrerank.yaml")
-    assert llm["components"]["ranker"]["type"] == "components.rankers.llm_ranker.OllamaLLMRanker"
+    assert llm["components"]["ranker"]["type"] == "codeground.components.rankers.llm_ranker.OllamaLLMRanker"
     assert llm["components"]["ranker"]["init_parameters"]["max_candidates"] == 12
     assert llm["components"]["ranker"]["init_parameters"]["max_chars"] == 700
     for data in (full, llm):

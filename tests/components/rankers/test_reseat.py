@@ -5,7 +5,7 @@ from __future__ import annotations
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from components.rankers.reseat import SymbolReseater
+from codeground.components.rankers.reseat import SymbolReseater
 
 
 def _doc(name: str, score: float = 0.5) -> Document:

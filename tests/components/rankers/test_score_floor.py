@@ -5,7 +5,7 @@ from __future__ import annotations
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from components.rankers.score_floor import RelativeScoreFloor
+from codeground.components.rankers.score_floor import RelativeScoreFloor
 
 
 def _docs(*scores: float) -> list[Document]:

@@ -8,7 +8,7 @@ from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 from haystack_integrations.document_stores.chroma import ChromaDocumentStore
 
-from components.stores.batched_chroma import BatchedChromaDocumentStore
+from codeground.components.stores.batched_chroma import BatchedChromaDocumentStore
 
 
 def _docs(n: int, version: str = "v1") -> list[Document]:

@@ -12,9 +12,9 @@ from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
-from components.identifiers import tokenize
-from components.retrievers.bm25 import BM25Retriever
-from components.stores.sqlite_bm25 import SQLiteBM25DocumentStore, meta_rows
+from codeground.components.identifiers import tokenize
+from codeground.components.retrievers.bm25 import BM25Retriever
+from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore, meta_rows
 
 
 def docs():
@@ -345,7 +345,7 @@ def test_store_and_retriever_round_trip_through_to_dict(tmp_path):
     assert SQLiteBM25DocumentStore.from_dict(store.to_dict()).to_dict() == store.to_dict()
     pipeline = Pipeline()
     pipeline.add_component("bm25", BM25Retriever(document_store=store, top_k=3, scale_score=True))
-    again = Pipeline.loads(pipeline.dumps(), allowed_modules=["components.*"])
+    again = Pipeline.loads(pipeline.dumps(), allowed_modules=["codeground.components.*"])
     assert again.dumps() == pipeline.dumps()
     assert isinstance(again.get_component("bm25").document_store, SQLiteBM25DocumentStore)
 

@@ -1,0 +1,15 @@
+"""codeground: ask a code repository a question; answers grounded in and cited from the repository.
+
+``codeground.components`` holds the Haystack components the pipeline YAMLs name;
+``codeground.app`` the index on disk, pipeline loading, the CLI and the chat.
+"""
+
+import os
+
+# Telemetry off before haystack or chromadb are imported anywhere in the app.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# No download progress bars from the model libraries; codeground draws its own.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

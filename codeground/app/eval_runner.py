@@ -1,0 +1,204 @@
+"""Run questions through query pipelines and score them (`search-file`, `eval`, `compare`)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from codeground.app.errors import CodegroundError
+from codeground.app.evaluation import (
+    Question,
+    Span,
+    latency_summary,
+    load_questions,
+    recall_at_ks,
+    split_half,
+)
+from codeground.app.manifest import Manifest
+from codeground.app.pipelines import (
+    DEFAULT_INDEX_PIPELINE,
+    PIPELINES_DIR,
+    installed,
+    read_pipeline_dict,
+    settings_fingerprint,
+)
+from codeground.app.roles import QueryRoles
+
+VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
+NO_RERANK_NOTICE = "reranking unavailable:"  # FallbackRanker's and OllamaLLMRanker's no-opinion notice
+
+
+def _retrieval_fingerprint(path: Path) -> str:
+    """Fingerprint of a pipeline without its answer-generation components."""
+    data = read_pipeline_dict(path)
+    generation = QueryRoles.of(data).generation
+    comps = {k: v for k, v in data["components"].items() if k not in generation}
+    conns = sorted(
+        (c["sender"], c["receiver"])
+        for c in data.get("connections", [])
+        if c["sender"].split(".")[0] in comps and c["receiver"].split(".")[0] in comps
+    )
+    return settings_fingerprint({"components": comps, "connections": conns})
+
+
+def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path]:
+    """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
+
+    Index pipelines are excluded, so is a YAML that needs an optional extra that is not installed
+    (``query_llamacpp.yaml`` without ``[llamacpp]``), so is a YAML that embeds questions with another
+    embedder than ``index_pipeline`` (``query_ollama_embed.yaml`` needs its own index), and so is a YAML
+    that differs from an earlier one only in how it answers (e.g. ``query_openai.yaml``): retrieval
+    figures would repeat a row.
+    """
+    from codeground.app.manifest import embedder_identity
+
+    indexed_with = embedder_identity(read_pipeline_dict(index_pipeline))
+    found = sorted(
+        p
+        for p in PIPELINES_DIR.glob("*.yaml")
+        if not p.name.startswith("index")
+        and installed(p)
+        and embedder_identity(read_pipeline_dict(p)) in (None, indexed_with)
+    )
+    rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
+    seen: set[str] = set()
+    chosen = []
+    for path in sorted(found, key=lambda p: (rank.get(p.name, len(rank)), p.name)):
+        key = _retrieval_fingerprint(path)
+        if key not in seen:
+            seen.add(key)
+            chosen.append(path)
+    return chosen
+
+
+def guess_prefix(questions: list[Question], manifest: Manifest) -> str:
+    """The part of the dataset's paths that lies above the indexed root (``data/raw/vllm-0.10.1/``).
+
+    Found by stripping leading folders from gold paths until one names an indexed file.
+    """
+    for q in questions:
+        for span in q.sources:
+            parts = span.file_path.split("/")
+            for i in range(len(parts)):
+                if "/".join(parts[i:]) in manifest.files:
+                    return "/".join(parts[:i]) + ("/" if i else "")
+    return ""
+
+
+def _span(doc) -> Span:
+    return Span(doc.meta["file_path"], doc.meta["start_char"], doc.meta["end_char"])
+
+
+def search_all(engine, questions: list[Question], k: int) -> tuple[dict[str, list[Span]], dict[str, Any]]:
+    """Search every question once; returns results and the latencies (seconds), notices seen and the
+    number of questions on which the reranker had no opinion (its "reranking unavailable" notice)."""
+    results: dict[str, list[Span]] = {}
+    latencies: list[float] = []
+    notices: dict[str, None] = {}
+    no_opinion = 0
+    for q in questions:
+        t0 = time.perf_counter()
+        result = engine.search(q.question, k=k)
+        latencies.append(time.perf_counter() - t0)
+        results[q.question_id] = [_span(d) for d in result.documents]
+        no_opinion += any(n.startswith(NO_RERANK_NOTICE) for n in result.notices)
+        for notice in result.notices:
+            notices.setdefault(notice.split(";")[0], None)
+    return results, {"latencies": latencies, "notices": list(notices), "reranker_no_opinion": no_opinion}
+
+
+def evaluate_pipelines(
+    gold: str | Path,
+    pipelines: list[Path],
+    index_dir: str | Path,
+    *,
+    path_prefix: str | None = None,
+    k: int = 10,
+) -> list[dict[str, Any]]:
+    """One row per pipeline: recall@1/3/5/10, oversize sources, warm retrieval latency, notices."""
+    from codeground.app.query import QueryEngine
+
+    questions = load_questions(gold, require_sources=True)
+    if not questions:
+        raise CodegroundError(f"{gold}: no questions")
+    rows = []
+    for path in pipelines:
+        engine = QueryEngine(index_dir, path)
+        prefix = path_prefix if path_prefix is not None else guess_prefix(questions, engine.manifest)
+        engine.warm_up()
+        engine.search(questions[0].question, k=k)  # first query pays lazy loads; not timed
+        results, info = search_all(engine, questions, k)
+        report = recall_at_ks(questions, results, path_prefix=prefix)
+        halves = {
+            half: recall_at_ks(subset, results, path_prefix=prefix).recall
+            for half in ("tune", "check")
+            if (subset := [q for q in questions if split_half(q.question_id) == half])
+        }
+        rows.append(
+            {
+                "pipeline": Path(path).name,
+                "questions": report.n_questions,
+                "recall": report.recall,
+                "recall_halves": halves,
+                "oversize_sources": report.oversize_sources,
+                "latency": latency_summary(info["latencies"]),
+                "notices": info["notices"],
+                # questions whose ranking is the fused order because the reranker had no opinion
+                "reranker_no_opinion": info["reranker_no_opinion"],
+            }
+        )
+    return rows
+
+
+REFUSAL = re.compile(
+    r"has nothing on|does(?: not|n't) (?:answer|cover|say|mention|contain|describe)|"
+    r"(?:is|are) not (?:covered|mentioned|described|documented)|no (?:information|mention)|"
+    r"cannot (?:answer|find)|can't (?:answer|find)|not (?:able|possible) to answer|"
+    r"(?:material|repository|sources?) (?:provided )?(?:do(?:es)?n't|do(?:es)? not)",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(answer: str) -> bool:
+    """An answer that says the repository does not answer the question (phrases in ``REFUSAL``)."""
+    return bool(REFUSAL.search(answer or ""))
+
+
+def evaluate_answers(questions: list[Question], pipeline: Path, index_dir: str | Path) -> dict[str, Any]:
+    """Run the full pipeline with answers: invented-identifier rate, refusals, LLM failures, latency."""
+    from codeground.app.query import QueryEngine
+
+    engine = QueryEngine(index_dir, pipeline)
+    engine.warm_up(with_answer=True)
+    rows = []
+    for q in questions:
+        t0 = time.perf_counter()
+        result = engine.answer(q.question)
+        seconds = time.perf_counter() - t0
+        unknown = (result.grounding or {}).get("unknown", [])
+        rows.append(
+            {
+                "question_id": q.question_id,
+                "answered": result.answer is not None,
+                "refused": result.answer is not None and is_refusal(result.answer),
+                "unknown": unknown,
+                "seconds": seconds,
+            }
+        )
+    answered = [r for r in rows if r["answered"]]
+    n = len(answered) or 1
+    return {
+        "pipeline": Path(pipeline).name,
+        "questions": len(rows),
+        "answered": len(answered),
+        "llm_failures": len(rows) - len(answered),
+        "with_unknown": sum(1 for r in answered if r["unknown"]) / n,
+        "mean_unknown": sum(len(r["unknown"]) for r in answered) / n,
+        "refused": sum(1 for r in answered if r["refused"]),
+        "refusal_rate": sum(1 for r in answered if r["refused"]) / n,
+        "latency": latency_summary([r["seconds"] for r in rows]),
+        "unknown_names": sorted({u for r in answered for u in r["unknown"]}),
+        "per_question": rows,
+    }

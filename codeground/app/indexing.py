@@ -1,0 +1,334 @@
+"""Build or update an index: walk, diff against the manifest, run the index pipeline, commit.
+
+Rules:
+- Only new or changed files (by sha256) are chunked and embedded; records of changed and deleted
+  files are removed first, so an incremental run leaves exactly the records a full rebuild would.
+- A change of index format, embedder (kind or model), indexing settings (the pipeline definition)
+  or repository root forces a full rebuild; so does ``full=True``.
+- The run writes a new generation and commits it atomically (``app.index_dir``); any failure (an
+  embedding server that is down, a model that cannot load) is one line and leaves the previous
+  generation live and untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from codeground.app.embedder_probe import check_document_probe, probe_document_embedder
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.index_stages import ChunkStageError, IndexStages
+from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
+from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
+from codeground.app.roles import IndexRoles, RoleError
+
+BATCH_FILES = 64
+# With fewer files than this, chunking stays in this process: a worker costs a Python start-up.
+CHUNK_WORKER_MIN_FILES = 3 * BATCH_FILES
+
+
+@dataclass
+class IndexResult:
+    """What an index run did, for the CLI summary and the benchmarks."""
+
+    index_dir: Path
+    generation: Path
+    full: bool
+    reason: str
+    walk: dict[str, Any]
+    processed_files: int = 0
+    deleted_files: int = 0
+    removed_records: int = 0
+    written_records: int = 0
+    chunk_count: int = 0
+    records_by_type: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    up_to_date: bool = False
+
+
+def _rebuild_reason(
+    prev: Manifest | None, *, full: bool, settings: str, embedder: EmbedderIdentity | None, root: str
+) -> str:
+    if full:
+        return "--full"
+    if prev is None:
+        return "no previous index"
+    if prev.format != FORMAT:
+        return "index format changed"
+    if prev.embedder_identity != embedder:
+        return f"embedder changed ({prev.embedder_identity} -> {embedder})"
+    if prev.settings != settings:
+        return "indexing settings changed"
+    if prev.root != root:
+        return f"repository root changed ({prev.root} -> {root})"
+    return ""
+
+
+def _stores(pipeline, roles: IndexRoles) -> list[Any]:
+    """The document stores of the pipeline's writers (role ``writers``), in the declared order."""
+    return [pipeline.get_component(name).document_store for name in roles.writers]
+
+
+def _reuse(data: dict[str, Any], gen: Path, chunk_count: int) -> tuple[Any, str]:
+    """The write stage over ``gen`` (a copy of the previous generation) and why that copy cannot be
+    updated in place ("" when it can): both stores must load and hold the manifest's records. A
+    deleted or corrupted Chroma directory or a damaged BM25 file means "rebuild from the repository"."""
+    try:
+        stages = IndexStages(resolve(data, index_dir=gen))
+        pipeline = stages.write_pipeline()
+        counts = [store.count_documents() for store in _stores(pipeline, stages.roles)]
+    except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
+        return None, f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
+    if any(count != chunk_count for count in counts):
+        return None, f"previous index stale (manifest {chunk_count} records, stores {counts})"
+    return pipeline, ""
+
+
+def run_index(
+    repo: str | Path,
+    index_dir: str | Path,
+    pipeline_path: str | Path,
+    *,
+    full: bool = False,
+    on_walk: Callable[[dict[str, Any], int], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IndexResult:
+    """Index ``repo`` into ``index_dir`` with the pipeline at ``pipeline_path``.
+
+    ``on_walk(report, n_to_process)`` is called once after the walk; ``on_progress(files_done,
+    records_written)`` after each batch.
+    """
+    from codeground.components.walker import RepositoryWalker
+
+    t0 = time.perf_counter()
+    repo = Path(repo).resolve()
+    if not repo.is_dir():
+        raise CodegroundError(f"not a directory: {repo}")
+    data = read_pipeline_dict(pipeline_path)
+    settings = settings_fingerprint(data)
+    embedder = embedder_identity(data)
+    location = IndexDir(index_dir)
+    # a YAML that cannot be built fails now, before a long walk (nothing is read or written yet)
+    try:
+        IndexRoles.of(data)
+    except RoleError as exc:
+        raise CodegroundError(f"{Path(pipeline_path).name}: {exc}") from exc
+    build_pipeline(resolve(data, index_dir=location.path / "gen-not-created"))
+
+    with location.lock():
+        location.remove_stale()
+        walker = RepositoryWalker(**(data.get("metadata") or {}).get("walker", {}))
+        walk = walker.run(root=str(repo))
+        files = walk["files"]
+        current = location.current()
+        prev = Manifest.load(current) if current else None
+        reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
+        rebuild = bool(reason)
+
+        old_files = {} if rebuild else prev.files
+        new_hashes = {f.meta["file_path"]: f.meta["sha256"] for f in files}
+        todo = [
+            f
+            for f in files
+            if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256 != f.meta["sha256"]
+        ]
+        deleted = [p for p in old_files if p not in new_hashes]
+        gen, pipeline = None, None
+        if not rebuild and (todo or deleted):
+            gen = location.new_generation(copy_from=current)
+            pipeline, reason = _reuse(data, gen, prev.chunk_count)
+            if reason:  # the previous generation cannot be updated: rebuild it from the repository
+                shutil.rmtree(gen, ignore_errors=True)
+                gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []
+        result = IndexResult(
+            index_dir=location.path,
+            generation=current or location.path,
+            full=rebuild,
+            reason=reason or "incremental",
+            walk=walk["report"],
+        )
+        if on_walk:
+            on_walk(walk["report"], len(todo))
+        if not rebuild and not todo and not deleted:
+            result.up_to_date = True
+            result.chunk_count = prev.chunk_count
+            result.records_by_type = prev.records_by_type
+            result.seconds = time.perf_counter() - t0
+            return result
+
+        if gen is None:
+            gen = location.new_generation(copy_from=None)
+        try:
+            result.generation = gen
+            stages = IndexStages(resolve(data, index_dir=gen))
+            if pipeline is None:
+                pipeline = stages.write_pipeline()
+            try:
+                pipeline.warm_up()
+                probe = probe_document_embedder(_embedder(pipeline, stages.roles))
+            except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
+                raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
+            if not rebuild and prev.embedder_probe:  # new vectors must be comparable with the kept ones
+                check_document_probe(prev.embedder_probe, probe, rebuild=f"codeground index {repo} --full")
+            stores = _stores(pipeline, stages.roles)
+            dim: int | None = None
+
+            entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
+            stale = [i for f in todo for i in old_files.get(f.meta["file_path"], FileEntry("", [])).ids]
+            stale += [i for p in deleted for i in old_files[p].ids]
+            # records per type: the previous counts, less the removed records', plus the written ones'
+            by_type: Counter[str] = Counter() if rebuild else Counter(prev.records_by_type)
+            if stale:
+                removed = stores[0].filter_documents({"field": "id", "operator": "in", "value": stale})
+                by_type.subtract(d.meta.get("source_type") or "?" for d in removed)
+                for store in stores:
+                    store.delete_documents(stale)
+            result.removed_records = len(stale)
+            result.deleted_files = len(deleted)
+
+            done = 0
+            unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
+            batches = [todo[i : i + BATCH_FILES] for i in range(0, len(todo), BATCH_FILES)]
+            chunked = stages.chunked(batches, in_worker=len(todo) >= CHUNK_WORKER_MIN_FILES)
+            with contextlib.closing(chunked):  # a failure stops the chunking worker too
+                while True:
+                    try:
+                        step = next(chunked, None)
+                        if step is None:
+                            break
+                        batch, chunk = step
+                        records = chunk["records"]
+                        embedder = stages.roles.embedder
+                        watched = {embedder} if embedder else set()
+                        out = pipeline.run(stages.write_inputs(records), include_outputs_from=watched)
+                    except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
+                        raise CodegroundError(_failure("indexing failed", exc)) from exc
+                    embedded = out.get(embedder, {}).get("documents") or [] if embedder else []
+                    if dim is None and embedded and embedded[0].embedding is not None:
+                        dim = len(embedded[0].embedding)
+                    for path, why in chunk["failed"]:
+                        unparsed[path] = why
+                    ids: dict[str, list[str]] = {f.meta["file_path"]: [] for f in batch}
+                    for doc in records:
+                        ids[doc.meta["file_path"]].append(doc.id)
+                        by_type[doc.meta.get("source_type") or "?"] += 1
+                    for f in batch:
+                        entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
+                    done += len(batch)
+                    result.written_records += len(records)
+                    if on_progress:
+                        on_progress(done, result.written_records)
+            result.processed_files = len(todo)
+            processed = {f.meta["file_path"] for f in todo}
+            walk_report = _with_unparsed(walk["report"], prev, unparsed, new_hashes, processed, rebuild)
+            result.walk = walk_report
+
+            for store in stores:  # stores that keep writes pending (the BM25 store) commit them now
+                if callable(getattr(store, "save", None)):
+                    store.save()
+            by_type = +by_type  # types no record has any more drop out
+            expected = sum(len(e.ids) for e in entries.values())
+            counts = [store.count_documents() for store in stores]
+            if any(count != expected for count in counts):
+                held = ", ".join(f"{name} {n}" for name, n in zip(stages.roles.writers, counts, strict=True))
+                raise CodegroundError(
+                    f"index stores disagree (manifest {expected}, {held}); run `codeground index --full`"
+                )
+            manifest = Manifest(
+                embedder=embedder.model if embedder else None,
+                embedder_kind=embedder.kind if embedder else None,
+                settings=settings,
+                root=str(repo),
+                chunk_count=expected,
+                embedding_dim=_embedding_dim(pipeline, stages.roles)
+                or dim
+                or (None if rebuild else prev.embedding_dim),
+                records_by_type=dict(sorted(by_type.items())),
+                walk=walk_report,
+                files=dict(sorted(entries.items())),
+                created=datetime.now(UTC).isoformat(timespec="seconds"),
+                embedder_probe=probe,
+            )
+            manifest.save(gen)
+        except BaseException:
+            # leave CURRENT untouched; the half-built generation is removed now or by the next run
+
+            shutil.rmtree(gen, ignore_errors=True)
+            raise
+        location.commit(gen)
+        result.chunk_count = expected
+        result.records_by_type = manifest.records_by_type
+        result.seconds = time.perf_counter() - t0
+        return result
+
+
+def _with_unparsed(
+    report: dict,
+    prev: Manifest | None,
+    unparsed: dict[str, str],
+    live: dict[str, str],
+    processed: set[str],
+    rebuild: bool,
+) -> dict:
+    """The walk report plus the files that were read but could not be parsed (still in the repo).
+
+    Unchanged files keep the verdict of the run that parsed them, so counts match a full rebuild.
+    """
+    carried = {} if rebuild or prev is None else dict(prev.walk.get("unparsed", {}))
+    merged = {p: why for p, why in carried.items() if p in live and p not in processed}
+    merged.update(unparsed)
+    counts: dict[str, int] = {}
+    for why in merged.values():
+        counts[why] = counts.get(why, 0) + 1
+    return {**report, "unparsed": dict(sorted(merged.items())), "unparsed_counts": counts}
+
+
+def _failure(what: str, exc: BaseException) -> str:
+    """One line naming the failing component and its error, saying the previous index is unchanged."""
+    return f"{what}{failure_line(exc)}; nothing in the index was changed"
+
+
+def failure_line(exc: BaseException) -> str:
+    """`` in 'name' (Type): message[; hint]`` for a pipeline error, ``: message`` for any other."""
+    from haystack.core.errors import PipelineRuntimeError
+
+    if isinstance(exc, ChunkStageError):  # already this line, made in the chunking worker
+        return str(exc)
+
+    where = ""
+    cause: BaseException = exc
+    if isinstance(exc, PipelineRuntimeError) and exc.component_name:
+        kind = exc.component_type.__name__ if exc.component_type else "component"
+        where = f" in '{exc.component_name}' ({kind})"
+        cause = exc.__cause__ or exc
+    message = " ".join(str(cause).split())
+    if isinstance(exc, PipelineRuntimeError) and "Error:" in message and cause is exc:
+        message = message.split("Error:", 1)[1].strip()
+    hint = ""
+    if "ollama" in f"{where} {message}".lower():
+        hint = "; start Ollama and pull the model with `codeground ollama serve`"
+    detail = message[:240] or cause.__class__.__name__
+    return f"{where}: {detail}{hint}"
+
+
+def _embedder(pipeline, roles: IndexRoles) -> Any:
+    """The document embedder (role ``embedder``), or None for an index YAML without dense vectors."""
+    return pipeline.get_component(roles.embedder) if roles.embedder else None
+
+
+def _embedding_dim(pipeline, roles: IndexRoles) -> int | None:
+    try:
+        embedder = _embedder(pipeline, roles)
+        if getattr(embedder, "dimension", None):  # our embedders say it after warm_up
+            return int(embedder.dimension)
+        return int(embedder.embedding_backend.model.get_embedding_dimension())
+    except Exception:  # noqa: BLE001 - a custom embedder may not expose it
+        return None

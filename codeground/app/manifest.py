@@ -1,0 +1,138 @@
+"""The manifest written next to each index generation.
+
+It records what the index was built from and with: index format, embedder identity (kind + model)
+and dimension, a fingerprint of the indexing pipeline (chunk and embedding settings), the repository
+root, every indexed file's sha256 and record ids, and the record count. Indexing uses it to
+re-process only new or changed files; the query side uses it to refuse an index that disagrees with
+its stores or was embedded by another embedder than the one that would embed the questions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+FORMAT = 2  # 2: the BM25 store is a SQLite file (bm25.sqlite3)
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class FileEntry:
+    sha256: str
+    ids: list[str]
+
+
+MODEL_PARAMS = ("model", "model_name_or_path", "model_path", "model_dir")
+
+
+@dataclass(frozen=True)
+class EmbedderIdentity:
+    """Which embedder made (or would make) the vectors: its kind and its model.
+
+    ``kind`` is the embedder's class name without ``Document``/``Text`` before ``Embedder``, so a
+    pipeline's document embedder and the matching query embedder share it
+    (``SentenceTransformersDocumentEmbedder`` and ``SentenceTransformersTextEmbedder`` are both
+    ``SentenceTransformersEmbedder``; ``OllamaDocumentEmbedder``/``OllamaTextEmbedder`` are
+    ``OllamaEmbedder``). Vectors are comparable only when both the kind and the model agree.
+    """
+
+    kind: str
+    model: str | None
+
+    def __str__(self) -> str:
+        return f"{self.model or '(default model)'} via {self.kind}"
+
+
+def _kind(type_path: str) -> str:
+    return re.sub(r"(?:Document|Text)(?=Embedder$)", "", type_path.rsplit(".", 1)[-1])
+
+
+def _nested_specs(params: dict[str, Any]) -> bool:
+    def has(value: Any) -> bool:
+        if isinstance(value, dict):
+            return "type" in value or any(has(v) for v in value.values())
+        if isinstance(value, list):
+            return any(has(v) for v in value)
+        return False
+
+    return has(params)
+
+
+def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The serialized form (``type`` + ``init_parameters``) of the first embedder a pipeline definition
+    declares, looking through wrappers (a component whose parameters hold another component, like
+    ``CachedTextEmbedder``); ``None`` if it embeds nothing."""
+    from codeground.app.pipelines import _specs
+
+    for spec in _specs(data["components"]):
+        if str(spec.get("type", "")).endswith("Embedder") and not _nested_specs(spec["init_parameters"]):
+            return spec
+    return None
+
+
+def embedder_identity(data: dict[str, Any]) -> EmbedderIdentity | None:
+    """The identity of the first embedder a pipeline definition declares, or ``None`` if it embeds nothing.
+
+    Wrappers are looked through: the identity is the innermost embedder's. Read from the definition
+    *before* offline model names are resolved to local paths.
+    """
+    spec = embedder_spec(data)
+    if spec is None:
+        return None
+    params = spec["init_parameters"]
+    model = next((params[k] for k in MODEL_PARAMS if params.get(k)), None)
+    return EmbedderIdentity(_kind(str(spec["type"])), str(model) if model is not None else None)
+
+
+@dataclass
+class Manifest:
+    embedder: str | None
+    settings: str
+    root: str
+    format: int = FORMAT
+    chunk_count: int = 0
+    embedding_dim: int | None = None
+    embedder_kind: str | None = None  # None in manifests written before kinds were recorded
+    records_by_type: dict[str, int] = field(default_factory=dict)
+    walk: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    created: str = ""
+    # the document embedder's vectors for app.embedder_probe.PROBES (None: not probed / older index)
+    embedder_probe: list[list[float]] | None = None
+
+    def save(self, gen: Path) -> None:
+        tmp = gen / (MANIFEST + ".tmp")
+        # orjson writes the dataclasses as they are (no deep copy of 38k record ids), ~10x json's speed
+        tmp.write_bytes(orjson.dumps(self))
+        os.replace(tmp, gen / MANIFEST)
+
+    @property
+    def embedder_identity(self) -> EmbedderIdentity | None:
+        """The identity of the embedder that built this index (kind unknown in older manifests)."""
+        if self.embedder is None and self.embedder_kind is None:
+            return None
+        return EmbedderIdentity(self.embedder_kind or "unrecorded embedder", self.embedder)
+
+    def embedded_by(self, other: EmbedderIdentity | None) -> bool:
+        """Whether vectors from ``other`` can be compared with this index's (an older manifest without
+        a recorded kind is matched on the model alone)."""
+        if other is None:
+            return True
+        if self.embedder_kind is None:
+            return self.embedder == other.model
+        return self.embedder_identity == other
+
+    @classmethod
+    def load(cls, gen: Path) -> Manifest | None:
+        """The manifest of generation ``gen``, or ``None`` if missing or unreadable."""
+        try:
+            raw = orjson.loads((gen / MANIFEST).read_bytes())
+            raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
+            return cls(**raw)
+        except (OSError, ValueError, TypeError):
+            return None

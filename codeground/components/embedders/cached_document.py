@@ -1,0 +1,130 @@
+"""A document embedder that never embeds the same text twice on this machine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from haystack import Document, component, default_to_dict
+
+from codeground.components.embedders.document_text import embedding_text
+from codeground.components.embedders.embedding_store import EmbeddingStore, default_path
+from codeground.components.embedders.model_cache import source_fingerprint
+from codeground.components.inner import build_inner
+
+
+@component
+class CachedDocumentEmbedder:
+    """Wrap a document embedder with a persistent embedding cache (``embedding_store``).
+
+    Rules:
+    - A record's vector is looked up by the exact embedder and the exact text it would embed
+      (``document_text.embedding_text`` with the inner embedder's ``meta_fields_to_embed``,
+      ``embedding_separator``, ``prefix``, ``suffix``); only the misses reach the inner embedder,
+      whose vectors are then stored. Incremental runs, ``--full`` rebuilds after a chunking change and
+      a second clone of the same repository reuse vectors.
+    - The embedder's identity is its serialized form plus the weights it runs on this machine (our
+      embedders' ``weights_id``: the export or distilled table; a local model folder's files
+      otherwise), so a changed model or export never serves stale vectors.
+    - The output is the inner embedder's: copies of the documents, in order, with ``embedding`` set;
+      ``meta`` says how many came from the cache.
+
+    Usage:
+    ```python
+    from haystack import Document
+    from codeground.components.embedders.cached_document import CachedDocumentEmbedder
+
+    embedder = CachedDocumentEmbedder(embedder={
+        "type": "codeground.components.embedders.openvino_document.OpenVINODocumentEmbedder",
+        "init_parameters": {"model": "/path/to/all-MiniLM-L6-v2", "meta_fields_to_embed": ["header"]}})
+    embedder.warm_up()
+    embedder.run(documents=[Document(content="def f(): ...")])["meta"]  # {'cached': 0, 'embedded': 1}
+    ```
+    """
+
+    def __init__(
+        self, *, embedder: dict[str, Any], cache_path: str | None = None, max_mb: int = 2048
+    ) -> None:
+        """
+        :param embedder: the document embedder, serialized (``type`` + ``init_parameters``).
+        :param cache_path: the SQLite file (default ``$CODEGROUND_CACHE/embeddings.sqlite``).
+        :param max_mb: size cap of the stored vectors; the least recently used go first.
+        """
+        self.embedder = embedder
+        self.cache_path = cache_path
+        self.max_mb = max_mb
+        self._inner: Any = None
+        self._store: EmbeddingStore | None = None
+        self._identity = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize with the inner embedder in its own serialized form."""
+        inner = self.embedder if isinstance(self.embedder, dict) else self.embedder.to_dict()
+        return default_to_dict(self, embedder=inner, cache_path=self.cache_path, max_mb=self.max_mb)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CachedDocumentEmbedder:
+        """Keep the inner embedder serialized until ``warm_up``."""
+        return cls(**(data.get("init_parameters") or {}))
+
+    def warm_up(self) -> None:
+        """Build and warm the inner embedder, open the cache, and pin the embedder's identity."""
+        if self._inner is None:
+            inner = build_inner(self.embedder, "embedder")
+            if hasattr(inner, "warm_up"):
+                inner.warm_up()
+            self._identity = _identity(inner)
+            self._store = EmbeddingStore(
+                self.cache_path or default_path(), max_bytes=int(self.max_mb) * 1024 * 1024
+            )
+            self._inner = inner
+
+    @property
+    def dimension(self) -> int | None:
+        """The inner embedder's embedding size, once warmed up (when it says)."""
+        return getattr(self._inner, "dimension", None)
+
+    def _text(self, doc: Document) -> str:
+        inner = self._inner
+        return embedding_text(
+            doc,
+            list(getattr(inner, "meta_fields_to_embed", None) or []),
+            getattr(inner, "embedding_separator", "\n"),
+            getattr(inner, "prefix", "") or "",
+            getattr(inner, "suffix", "") or "",
+        )
+
+    @component.output_types(documents=list[Document], meta=dict[str, Any])
+    def run(self, documents: list[Document]) -> dict[str, Any]:
+        """Copies of ``documents`` with ``embedding`` set, embedding only what the cache lacks."""
+        if not isinstance(documents, list) or any(not isinstance(d, Document) for d in documents):
+            raise TypeError("CachedDocumentEmbedder expects a list of Documents")
+        self.warm_up()
+        assert self._store is not None
+        keys = [self._store.key(self._identity, self._text(d)) for d in documents]
+        found = self._store.get(keys)
+        missing = [i for i, key in enumerate(keys) if key not in found]
+        fresh: dict[bytes, list[float]] = {}
+        if missing:
+            embedded = self._inner.run(documents=[documents[i] for i in missing])["documents"]
+            fresh = {keys[i]: doc.embedding for i, doc in zip(missing, embedded, strict=True)}
+            self._store.put(fresh)
+        out = [
+            replace(d, embedding=fresh[k] if k in fresh else found[k].tolist())
+            for d, k in zip(documents, keys, strict=True)
+        ]
+        return {"documents": out, "meta": {"cached": len(documents) - len(missing), "embedded": len(missing)}}
+
+
+def _identity(inner: Any) -> str:
+    """The serialized embedder plus the weights it runs here (see the class rules)."""
+    spec = json.dumps(inner.to_dict(), sort_keys=True, default=str)
+    weights = getattr(inner, "weights_id", None)
+    if weights is None:
+        names = ("model", "model_name_or_path")
+        model = next((getattr(inner, k) for k in names if getattr(inner, k, None)), "")
+        folder = Path(str(model))
+        weights = source_fingerprint(folder) if folder.is_dir() else str(model)
+    return f"{spec}|{weights}"

@@ -1,0 +1,109 @@
+"""Run an exported OpenVINO sentence-embedding model: tokenize, batch by length, infer.
+
+Rule: texts are sorted by length before batching (padding to the longest text in a batch wastes
+little), the results come back in the callers' order, and nothing imports torch: a query process
+loads only ``openvino`` and ``tokenizers``. One compiled model serves every thread: one infer request
+per stream, used round-robin and collected on the calling thread (one caller at a time).
+
+Usage:
+```python
+from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
+from codeground.components.embedders.openvino_export import exported_model
+
+encoder = OpenVINOEncoder(exported_model("/path/to/all-MiniLM-L6-v2"), hint="LATENCY")
+vectors = encoder.encode(["load a LoRA adapter"])  # numpy array, shape (1, 384), L2-normalised
+```
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+
+class OpenVINOEncoder:
+    """Sentence embeddings from an exported IR folder (``model.xml``, ``tokenizer.json``, ``export.json``)."""
+
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        hint: str = "THROUGHPUT",
+        threads: int | None = None,
+        max_seq_length: int | None = None,
+    ) -> None:
+        import openvino as ov
+        from tokenizers import Tokenizer
+
+        folder = Path(folder)
+        self.folder = folder
+        seq_len = int(json.loads((folder / "export.json").read_text())["max_seq_length"])
+        if max_seq_length:  # fewer tokens per text: faster, embeds only the start of long texts
+            seq_len = min(seq_len, int(max_seq_length))
+        self.max_seq_length = seq_len
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(seq_len)
+        self.tokenizer.enable_padding()
+        config = {"PERFORMANCE_HINT": hint}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = int(threads)
+        self.model = ov.Core().compile_model(str(folder / "model.xml"), "CPU", config)
+        # THROUGHPUT runs several streams: one infer request per stream keeps every core busy
+        self.requests = max(1, int(self.model.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        self._requests = [self.model.create_infer_request() for _ in range(self.requests)]
+        self._lock = threading.Lock()
+        self.dimension = int(self.model.outputs[0].get_partial_shape()[-1].get_length())
+
+    @classmethod
+    def for_model(
+        cls, model: str | Path, *, precision: str, max_seq_length: int | None, hint: str = "THROUGHPUT"
+    ) -> OpenVINOEncoder:
+        """The encoder for ``model`` at ``precision``, exporting it on first use on this machine."""
+        from codeground.components.embedders.openvino_export import exported_model
+
+        return cls(exported_model(model, precision=precision), hint=hint, max_seq_length=max_seq_length)
+
+    def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
+        encoded = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+    def encode(
+        self, texts: list[str], *, batch_size: int = 32, on_batch: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """L2-normalised embeddings of ``texts`` (rows in input order); ``on_batch(n)`` after each batch."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        lengths = [len(t) for t in texts]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+        # Round-robin over a fixed set of infer requests, collected on this thread. No Python
+        # callback runs on OpenVINO's threads: such a callback needs the GIL, and a garbage
+        # collection that frees a compiled model while holding the GIL then deadlocks with it.
+        with self._lock:  # an infer request serves one caller at a time
+            busy: list[list[int] | None] = [None] * len(self._requests)
+
+            def collect(slot: int) -> None:
+                request, chunk = self._requests[slot], busy[slot]
+                request.wait()
+                out[chunk] = request.get_output_tensor(0).data
+                busy[slot] = None
+                if on_batch:
+                    on_batch(len(chunk))
+
+            for k, chunk in enumerate(batches):
+                slot = k % len(self._requests)
+                if busy[slot] is not None:
+                    collect(slot)
+                self._requests[slot].start_async(self._features([texts[i] for i in chunk]))
+                busy[slot] = chunk
+            for slot in range(len(busy)):
+                if busy[slot] is not None:
+                    collect(slot)
+        return out

@@ -1,0 +1,124 @@
+"""A stock chat generator whose failures become one actionable line instead of a crashed pipeline."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from haystack import Document, component
+from haystack.dataclasses import ChatMessage, StreamingChunk
+
+from codeground.components.inner import LazyComponent, init_parameters, one_line
+
+logger = logging.getLogger(__name__)
+
+NOTHING_FOUND = (
+    "This repository has nothing on that: no file in the index matched the question, so there is "
+    "nothing to answer from. Try other words, or the name of a class, function or file."
+)
+
+
+def explain_llm_failure(
+    exc: BaseException, *, url: str | None, model: str | None, openai_compatible: bool = False
+) -> str:
+    """One line telling the user what failed and what to do about it."""
+    name = exc.__class__.__name__
+    text = str(exc)
+    where = url or "the configured server"
+    status = getattr(exc, "status_code", None)
+    if status == 404 or "not found" in text.lower():
+        return (
+            f"model {model!r} is not available on {where}: run `ollama pull {model}` (or pick another model)"
+        )
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return (
+            f"the LLM server at {where} did not answer in time: is {model!r} too big for this machine? "
+            "Try a smaller model or raise the timeout"
+        )
+    if "RemoteProtocol" in name or "incomplete" in text.lower():
+        return f"the LLM server at {where} closed the answer stream mid-answer; ask again"
+    if openai_compatible and (
+        isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower()
+    ):
+        return f"cannot reach the OpenAI-compatible endpoint at {where}: check CODEGROUND_OPENAI_BASE_URL"
+    if isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower():
+        return (
+            f"cannot reach the LLM server at {where}: start it with `ollama serve` "
+            "(or `just ollama`), or point OLLAMA_HOST at a running server"
+        )
+    if status is not None:
+        return f"the LLM server at {where} answered HTTP {status}: {one_line(exc)}"
+    return f"the LLM call failed: {one_line(exc)}"
+
+
+@component
+class GuardedChatGenerator:
+    """Run a stock chat generator (Ollama, OpenAI-compatible, …); on failure answer nothing and say why.
+
+    Rule: the retrieved sources are worth showing even when the LLM is down, missing a model, slow
+    or cut off mid-stream. Any exception from the generator becomes an empty ``replies`` list and a
+    notice that says what to do (start Ollama, pull the model, …). Tokens already streamed stay
+    streamed. With no sources at all (``documents`` connected and empty) the model is not called:
+    the answer says the repository has nothing on it. The generator is declared in YAML in its own
+    serialized form.
+
+    Usage:
+    ```python
+    from haystack.dataclasses import ChatMessage
+    from codeground.components.generators.guarded_chat import GuardedChatGenerator
+
+    llm = GuardedChatGenerator(generator={
+        "type": "haystack_integrations.components.generators.ollama.chat.chat_generator.OllamaChatGenerator",
+        "init_parameters": {"model": "qwen2.5-coder:7b", "url": "http://localhost:11434"}})
+    out = llm.run(messages=[ChatMessage.from_user("hi")], streaming_callback=print)
+    out["replies"], out["notices"]
+    ```
+    """
+
+    def __init__(self, *, generator: dict[str, Any]) -> None:
+        """
+        :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
+        """
+        self.generator = generator
+        self._inner = LazyComponent(generator, "generator")
+
+    def warm_up(self) -> None:
+        """Build the stock generator (no network yet); a failure is reported by ``run``."""
+        self._inner.warm_up()
+
+    def _describe(self) -> tuple[str | None, str | None]:
+        params = init_parameters(self.generator)
+        return params.get("url") or params.get("api_base_url"), params.get("model")
+
+    @component.output_types(replies=list[ChatMessage], notices=list[str])
+    def run(
+        self,
+        messages: list[ChatMessage],
+        streaming_callback: Any = None,
+        documents: list[Document] | None = None,
+    ) -> dict[str, Any]:
+        """The generator's replies, or no reply and a notice explaining the failure.
+
+        When ``documents`` (the sources quoted in the prompt) is given and empty, the model is not
+        asked at all: the reply says the repository has nothing on the question.
+        """
+        if documents is not None and not documents:
+            if streaming_callback is not None:
+                streaming_callback(StreamingChunk(content=NOTHING_FOUND))
+            return {
+                "replies": [ChatMessage.from_assistant(NOTHING_FOUND)],
+                "notices": ["no source matched the question; the model was not asked"],
+            }
+        url, model = self._describe()
+        try:
+            generator = self._inner.get()
+            kwargs: dict[str, Any] = {"messages": messages}
+            if streaming_callback is not None:
+                kwargs["streaming_callback"] = streaming_callback
+            replies = generator.run(**kwargs)["replies"]
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, none crashes the answer
+            logger.info("LLM call failed: %s", one_line(exc))
+            openai = "api_base_url" in init_parameters(self.generator)
+            notice = explain_llm_failure(exc, url=url, model=model, openai_compatible=openai)
+            return {"replies": [], "notices": [notice]}
+        return {"replies": replies, "notices": []}

@@ -1,0 +1,148 @@
+"""Grounding check: is every identifier the answer names in the excerpts, or at least in the repository?"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+from haystack.dataclasses import ChatMessage
+
+from codeground.components.grounding.extract import extract_identifiers
+
+# Raw identifiers as written in code and docs, case kept (``trust_remote_code``, ``LLMEngine``).
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+def _module_names(file_path: str) -> set[str]:
+    """Dotted module names a Python file provides: ``src/vllm/engine/llm_engine.py`` → ``vllm.engine``,
+    ``llm_engine``, ``vllm.engine.llm_engine``, … (every contiguous run of its path parts)."""
+    if not file_path.endswith((".py", ".pyi")):
+        return set()
+    parts = [p for p in file_path.rsplit(".", 1)[0].split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
+
+
+@component
+class GroundingChecker:
+    """Classify every identifier an answer names as grounded, known elsewhere, or unknown.
+
+    Rules:
+    - The identifiers are those of ``components.grounding.extract.extract_identifiers`` (code and
+      code-looking prose; Python keywords, builtins and common standard-library names are ignored,
+      as are the extra ``allowlist`` names).
+    - **grounded**: it appears verbatim (word boundaries, case kept) in the content or meta ``impl`` of
+      a document given to the model. A dotted name is tested whole, then by its last part
+      (``llm.generate`` is grounded by an excerpt defining ``generate``).
+    - **known_not_in_excerpts**: not grounded, but in the repository vocabulary. A dotted name is known
+      when the whole is a symbol or module, or its last part is known.
+    - **unknown** otherwise (likely invented): ``Trainer.fit_fast``, a ``trust_remote=`` keyword.
+    - The vocabulary is built once in ``warm_up`` from every record of ``document_store``: each
+      ``meta["symbol"]`` and its dotted parts, the module names of Python files (``file_path``), and
+      every raw identifier in ``content`` and ``meta["impl"]``. The BM25 vocabulary of the store
+      cannot decide this: its tokens are lowercased and split (``trust_remote_code`` also yields
+      ``trust``, ``remote``), so an invented ``trust_remote`` or ``llmengine`` would look known.
+      Without a store the vocabulary is empty: whatever the excerpts lack is unknown.
+    - ``notices``: ``["not found in this repository: a, b"]`` when something is unknown, else ``[]``.
+      No reply, or an empty one, gives an empty report and no notice. Inputs are never mutated.
+
+    Usage:
+    ```python
+    from codeground.components.grounding.checker import GroundingChecker
+
+    checker = GroundingChecker(document_store=bm25_store)
+    out = checker.run(replies=llm_out["replies"], documents=prompt_documents)
+    out["grounding"]["unknown"], out["notices"]
+    ```
+    """
+
+    def __init__(self, *, document_store: Any = None, allowlist: list[str] | None = None) -> None:
+        """
+        :param document_store: the store holding every record (the BM25 store); it gives the vocabulary.
+        :param allowlist: names to ignore on top of the built-in allowlist (``["torch", "np"]``).
+        """
+        self.document_store = document_store
+        self.allowlist = allowlist
+        self._symbols: set[str] | None = None
+        self._vocabulary: set[str] = set()
+
+    def warm_up(self) -> None:
+        """Build the known vocabulary from the store once."""
+        if self._symbols is not None:
+            return
+        symbols: set[str] = set()
+        vocabulary: set[str] = set()
+        records = self.document_store.filter_documents() if self.document_store is not None else []
+        for doc in records:
+            meta = doc.meta or {}
+            symbol = meta.get("symbol")
+            if isinstance(symbol, str) and symbol:
+                symbols.add(symbol)
+                vocabulary.update(symbol.split("."))
+            file_path = meta.get("file_path")
+            if isinstance(file_path, str):
+                modules = _module_names(file_path)
+                symbols.update(modules)
+                vocabulary.update(m for m in modules if "." not in m)
+            for text in (doc.content, meta.get("impl")):
+                if isinstance(text, str):
+                    vocabulary.update(_IDENTIFIER.findall(text))
+        self._symbols = symbols
+        self._vocabulary = vocabulary
+
+    def is_known(self, identifier: str) -> bool:
+        """Whether the repository has ``identifier`` anywhere (see the class rules)."""
+        self.warm_up()
+        symbols = self._symbols or set()
+        if "." in identifier:
+            return identifier in symbols or identifier.rsplit(".", 1)[-1] in self._vocabulary
+        return identifier in symbols or identifier in self._vocabulary
+
+    @component.output_types(grounding=dict, notices=list[str])
+    def run(self, replies: list[ChatMessage], documents: list[Document]) -> dict[str, Any]:
+        """Classify the identifiers of the first reply against ``documents`` and the repository."""
+        report: dict[str, list[str]] = {
+            "identifiers": [],
+            "grounded": [],
+            "known_not_in_excerpts": [],
+            "unknown": [],
+        }
+        text = (replies[0].text or "") if replies else ""
+        identifiers = extract_identifiers(text, allowlist=self.allowlist or ())
+        if not identifiers:
+            return {"grounding": report, "notices": []}
+        self.warm_up()
+        excerpts = "\n".join(
+            part
+            for doc in documents
+            for part in (doc.content, (doc.meta or {}).get("impl"))
+            if isinstance(part, str) and part
+        )
+        report["identifiers"] = identifiers
+        for identifier in identifiers:
+            if self._in_excerpts(identifier, excerpts):
+                report["grounded"].append(identifier)
+            elif self.is_known(identifier):
+                report["known_not_in_excerpts"].append(identifier)
+            else:
+                report["unknown"].append(identifier)
+        notices = (
+            [f"not found in this repository: {', '.join(report['unknown'])}"] if report["unknown"] else []
+        )
+        return {"grounding": report, "notices": notices}
+
+    @staticmethod
+    def _in_excerpts(identifier: str, excerpts: str) -> bool:
+        names = [identifier]
+        if "." in identifier:
+            names.append(identifier.rsplit(".", 1)[-1])
+        return any(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", excerpts) for name in names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(self, document_store=self.document_store, allowlist=self.allowlist)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroundingChecker:
+        return default_from_dict(cls, data)

@@ -1,0 +1,57 @@
+"""Identifier-aware tokenization, shared by the BM25 store and symbol lookup.
+
+Rule: a word that is an identifier yields itself, lowercased, plus its parts when it
+has more than one: ``trust_remote_code`` → ``trust_remote_code``, ``trust``, ``remote``, ``code``;
+``Gemma2DecoderLayer`` → ``gemma2decoderlayer``, ``gemma2``, ``decoder``, ``layer``. Parts are
+split *before* lowercasing (camel case needs the capitals). Dotted paths are split at the dots
+first, so ``nn.Module.forward`` yields ``nn``, ``module``, ``forward``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# A word: letters, digits and underscores (Unicode-aware), as identifiers are.
+_WORD = re.compile(r"\w+")
+# camelCase / PascalCase / acronym boundaries: HTTPServer → HTTP Server; Gemma2Decoder → Gemma2 Decoder
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+|[^\W\d_A-Za-z]+")
+# Identifier characters including dotted paths, for symbol lookup in questions.
+_DOTTED = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
+
+
+@lru_cache(maxsize=200_000)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    whole = word.lower()
+    parts = [p.lower() for chunk in word.split("_") if chunk for p in _CAMEL.findall(chunk)]
+    if len(parts) > 1:
+        return (whole, *parts)
+    return (whole,)
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 tokens of ``text``: every word, lowercased, plus the parts of compound identifiers."""
+    text = unicodedata.normalize("NFC", text)
+    tokens: list[str] = []
+    for word in _WORD.findall(text):
+        tokens.extend(_word_tokens(word))
+    return tokens
+
+
+def identifier_candidates(text: str) -> list[str]:
+    """Identifier-like tokens of a question, dotted paths kept whole and also cut at each dot.
+
+    ``"How does LLMEngine.add_request work?"`` → ``LLMEngine.add_request``, ``LLMEngine``,
+    ``add_request`` (plus the plain words, which a symbol vocabulary will simply not contain).
+    Case is kept: symbol lookup is exact.
+    """
+    seen: dict[str, None] = {}
+    for match in _DOTTED.findall(text):
+        seen.setdefault(match, None)
+        if "." in match:
+            pieces = match.split(".")
+            for i in range(len(pieces)):
+                for j in range(i + 1, len(pieces) + 1):
+                    seen.setdefault(".".join(pieces[i:j]), None)
+    return list(seen)

@@ -1,0 +1,138 @@
+"""Exact symbol lookup: identifiers the user typed become exact metadata lookups."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from haystack import Document, component, default_from_dict, default_to_dict
+
+from codeground.components.identifiers import identifier_candidates
+from codeground.components.stores.sqlite_bm25 import meta_rows
+
+_BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+def looks_like_code(token: str) -> bool:
+    """An identifier no one types as a plain word: ``snake_case``, ``dotted.path``, ``CamelCase``."""
+    return (
+        "_" in token
+        or "." in token
+        or any(c.isupper() for c in token[1:])
+        or (token[:1].isupper() and any(c.isdigit() for c in token))
+    )
+
+
+@component
+class SymbolRetriever:
+    """Look up records whose symbol the question names exactly.
+
+    Rules:
+    - The question is tokenized on identifier characters, dotted paths included (``LLMEngine.add_request``
+      also yields ``LLMEngine`` and ``add_request``). A token is looked up when it looks like code
+      (snake_case, dotted, CamelCase, or written in backticks) and is in the symbol vocabulary.
+    - The vocabulary holds every code record's full symbol (``Class.method``) and its last part
+      (``method``). A key naming more than ``max_symbols_per_key`` distinct symbols is too generic to
+      be a lookup (``forward`` in a model zoo) and is ignored.
+    - Each matched symbol contributes its first record (lowest line); at most ``top_k`` records, in
+      the order the question names them, full-symbol matches first.
+
+    Usage:
+    ```python
+    from codeground.components.retrievers.symbol_lookup import SymbolRetriever
+
+    retriever = SymbolRetriever(document_store=bm25_store)
+    retriever.run(query="What does `Trainer.fit` return?")["documents"]
+    ```
+    """
+
+    def __init__(
+        self,
+        *,
+        document_store: Any,
+        top_k: int = 4,
+        max_symbols_per_key: int = 3,
+        source_types: list[str] | None = None,
+    ) -> None:
+        """
+        :param document_store: the store holding every record (the BM25 store).
+        :param top_k: the most records returned.
+        :param max_symbols_per_key: keys naming more distinct symbols than this are ignored.
+        :param source_types: record types whose symbols form the vocabulary (code records by default).
+        """
+        self.document_store = document_store
+        self.top_k = top_k
+        self.max_symbols_per_key = max_symbols_per_key
+        self.source_types = source_types or ["api", "impl", "module"]
+        self._by_key: dict[str, list[str]] | None = None
+        self._first_record: dict[str, str] = {}  # symbol -> id of its first record
+
+    def warm_up(self) -> None:
+        """Build the symbol vocabulary from the store once (symbol, type, path and line of each record,
+        read without loading the records themselves)."""
+        if self._by_key is not None:
+            return
+        wanted = set(self.source_types)
+        first: dict[str, tuple[tuple[str, int], str]] = {}
+        rows = meta_rows(self.document_store, ["symbol", "source_type", "file_path", "start_line"])
+        for doc_id, symbol, source_type, file_path, start_line in rows:
+            if not symbol or source_type not in wanted:
+                continue
+            place = (file_path or "", start_line or 0)
+            best = first.get(symbol)
+            if best is None or place < best[0]:
+                first[symbol] = (place, doc_id)
+        by_key: dict[str, set[str]] = defaultdict(set)
+        for symbol in first:
+            by_key[symbol].add(symbol)
+            by_key[symbol.rsplit(".", 1)[-1]].add(symbol)
+        self._first_record = {symbol: doc_id for symbol, (_, doc_id) in first.items()}
+        self._by_key = {k: sorted(v) for k, v in by_key.items()}
+
+    @property
+    def vocabulary(self) -> set[str]:
+        self.warm_up()
+        return set(self._by_key or {})
+
+    @component.output_types(documents=list[Document])
+    def run(self, query: str) -> dict[str, list[Document]]:
+        """Records whose symbols the query names, best first."""
+        self.warm_up()
+        quoted = {t for m in _BACKTICKED.findall(query) for t in identifier_candidates(m)}
+        exact: list[str] = []
+        partial: list[str] = []
+        for token in identifier_candidates(query):
+            if not (looks_like_code(token) or token in quoted):
+                continue
+            symbols = (self._by_key or {}).get(token)
+            if not symbols or len(symbols) > self.max_symbols_per_key:
+                continue
+            for symbol in symbols:
+                (exact if symbol == token else partial).append(symbol)
+        chosen: list[str] = []
+        for symbol in exact + partial:
+            record = self._first_record[symbol]
+            if record not in chosen:
+                chosen.append(record)
+            if len(chosen) >= self.top_k:
+                break
+        found = {}
+        if chosen:
+            filters = {"field": "id", "operator": "in", "value": chosen}
+            found = {d.id: d for d in self.document_store.filter_documents(filters=filters)}
+        docs = [found[i] for i in chosen if i in found]
+        return {"documents": docs}
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            document_store=self.document_store,
+            top_k=self.top_k,
+            max_symbols_per_key=self.max_symbols_per_key,
+            source_types=self.source_types,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SymbolRetriever:
+        return default_from_dict(cls, data)

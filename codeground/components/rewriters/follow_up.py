@@ -1,0 +1,114 @@
+"""Rewrite a follow-up question into a standalone search query, conservatively."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from haystack import component
+from haystack.dataclasses import ChatMessage
+
+from codeground.components.identifiers import identifier_candidates
+from codeground.components.inner import LazyComponent, one_line
+from codeground.components.retrievers.symbol_lookup import looks_like_code
+
+logger = logging.getLogger(__name__)
+
+REWRITE_INSTRUCTIONS = """You turn the user's latest question into a standalone search query for a code \
+repository.
+Rules:
+- By default, change nothing: if the latest question already makes sense on its own, output it exactly \
+as written.
+- Only resolve references to the conversation ("it", "that class", "the second one", "this parameter") by \
+replacing them with the thing they refer to.
+- Copy every identifier (class, function, parameter, file name, dotted path) character for character.
+- Never carry an earlier topic into a question about a new topic.
+- Output only the query: one line, no quotes, no explanation."""
+
+
+@component
+class FollowUpRewriter:
+    """Make a follow-up question standalone using the chat history; search the question as typed otherwise.
+
+    Rules:
+    - No history: the question is the query, no model call.
+    - With history: a small chat model at temperature 0 rewrites it; its prompt's default is to
+      change nothing, copy identifiers exactly, resolve references only, and never carry an old
+      topic into a new one.
+    - Failure (the model errors, answers nothing, answers over ``max_chars`` characters, or drops an
+      identifier the user typed): the question is searched as typed and a notice says so.
+
+    Usage:
+    ```python
+    from haystack.dataclasses import ChatMessage
+    from codeground.components.rewriters.follow_up import FollowUpRewriter
+
+    rewriter = FollowUpRewriter(generator={
+        "type": "haystack_integrations.components.generators.ollama.chat.chat_generator.OllamaChatGenerator",
+        "init_parameters": {"model": "qwen2.5-coder:1.5b", "generation_kwargs": {"temperature": 0}}})
+    history = [ChatMessage.from_user("What does Trainer.fit do?"), ChatMessage.from_assistant("It trains.")]
+    rewriter.run(question="What arguments does it take?", history=history)["query"]
+    ```
+    """
+
+    def __init__(
+        self, *, generator: dict[str, Any], max_chars: int = 300, max_history_messages: int = 6
+    ) -> None:
+        """
+        :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
+        :param max_chars: a rewrite longer than this is rejected.
+        :param max_history_messages: how many of the latest history messages the model sees.
+        """
+        self.generator = generator
+        self.max_chars = max_chars
+        self.max_history_messages = max_history_messages
+        self._inner = LazyComponent(generator, "rewriter")
+
+    def warm_up(self) -> None:
+        """Build the stock generator (no network yet); a failure is reported by ``run``."""
+        self._inner.warm_up()
+
+    @component.output_types(query=str, rewritten=bool, notices=list[str])
+    def run(self, question: str, history: list[ChatMessage] | None = None) -> dict[str, Any]:
+        """The standalone query for ``question``."""
+        if not history:
+            return {"query": question, "rewritten": False, "notices": []}
+        transcript = "\n".join(
+            f"{m.role.value}: {(m.text or '').strip()[:1500]}" for m in history[-self.max_history_messages :]
+        )
+        messages = [
+            ChatMessage.from_system(REWRITE_INSTRUCTIONS),
+            ChatMessage.from_user(
+                f"Conversation so far:\n{transcript}\n\nLatest question: {question}\n\nStandalone query:"
+            ),
+        ]
+        try:
+            generator = self._inner.get()
+            replies = generator.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
+            raw = (replies[0].text or "") if replies else ""
+        except Exception as exc:  # noqa: BLE001
+            return self._as_typed(question, f"the rewrite model failed ({one_line(exc)})")
+        query = self._clean(raw)
+        if not query:
+            return self._as_typed(question, "the rewrite model returned nothing")
+        if len(query) > self.max_chars:
+            return self._as_typed(question, f"the rewrite was longer than {self.max_chars} characters")
+        lost = [t for t in identifier_candidates(question) if looks_like_code(t) and t not in query]
+        if lost:
+            return self._as_typed(question, f"the rewrite dropped {lost[0]!r}")
+        if query == question.strip():
+            return {"query": question, "rewritten": False, "notices": []}
+        return {"query": query, "rewritten": True, "notices": [f"searched for: {query}"]}
+
+    @staticmethod
+    def _clean(raw: str) -> str:
+        lines = [ln.strip() for ln in raw.strip().splitlines() if ln.strip()]
+        if not lines:
+            return ""
+        line = re.sub(r"^(standalone query|query)\s*:\s*", "", lines[0], flags=re.IGNORECASE)
+        return line.strip().strip('"').strip("'").strip()
+
+    @staticmethod
+    def _as_typed(question: str, why: str) -> dict[str, Any]:
+        return {"query": question, "rewritten": False, "notices": [f"question searched as typed: {why}"]}

@@ -1,0 +1,123 @@
+"""Roles are declared in the YAML's metadata; the application names no component itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codeground.app.errors import CodegroundError
+from codeground.app.indexing import run_index
+from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+from codeground.app.query import QueryEngine
+from codeground.app.roles import IndexRoles, QueryRoles, RoleError
+from tests.conftest import make_sample_repo
+
+APP = Path(__file__).resolve().parents[2] / "codeground" / "app"
+
+
+def _renamed(data: dict, prefix: str = "renamed_") -> dict:
+    """``data`` with every component renamed, connections and roles following."""
+
+    def name(ref: str) -> str:
+        return prefix + ref
+
+    out = dict(data)
+    out["components"] = {name(k): v for k, v in data["components"].items()}
+    out["connections"] = [
+        {"sender": name(c["sender"]), "receiver": name(c["receiver"])} for c in data["connections"]
+    ]
+    roles = {
+        role: [name(v) for v in value] if isinstance(value, list) else name(value)
+        for role, value in data["metadata"]["roles"].items()
+        if value is not None
+    }
+    out["metadata"] = {**data["metadata"], "roles": roles}
+    return out
+
+
+def test_renaming_every_component_of_the_shipped_pipelines_changes_nothing_users_see(
+    tmp_path, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply="Call `Trainer.fit` (pkg/trainer.py:33-35).")
+    repo = make_sample_repo(tmp_path / "repo")
+    renamed = {}
+    for name in ("index.yaml", "query.yaml", "bm25.yaml", "hybrid_norerank.yaml"):
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(_renamed(read_pipeline_dict(PIPELINES_DIR / name))))
+        renamed[name] = path
+    run_index(repo, tmp_path / "plain", PIPELINES_DIR / "index.yaml")
+    run_index(repo, tmp_path / "renamed", renamed["index.yaml"])
+
+    def seen(result):
+        return [(d.id, round(d.score or 0, 9)) for d in result.documents], result.notices, result.query
+
+    for variant in ("query.yaml", "bm25.yaml", "hybrid_norerank.yaml"):
+        plain = QueryEngine(tmp_path / "plain", PIPELINES_DIR / variant)
+        other = QueryEngine(tmp_path / "renamed", renamed[variant])
+        for question in ("What does Gemma2DecoderLayer.forward return?", "how do I fit a trainer"):
+            assert seen(other.search(question, k=3)) == seen(plain.search(question, k=3)), variant
+        tokens: list[str] = []
+        a = plain.answer("How do I fit a Trainer?")
+        b = other.answer("How do I fit a Trainer?", on_token=tokens.append)
+        assert (b.answer, b.notices, b.grounding, [d.id for d in b.documents]) == (
+            a.answer,
+            a.notices,
+            a.grounding,
+            [d.id for d in a.documents],
+        )
+        assert "".join(tokens) == b.answer
+
+
+def test_no_component_name_of_the_shipped_yamls_is_written_in_the_application():
+    names = set()
+    for path in PIPELINES_DIR.glob("*.yaml"):
+        names |= set(read_pipeline_dict(path)["components"])
+    offenders = []
+    for source in APP.glob("*.py"):
+        for lineno, line in enumerate(source.read_text().splitlines(), 1):
+            for quoted in re.findall(r"[\"']([a-z_0-9]+)[\"']", line):
+                if quoted in names and quoted not in ("documents", "prompt", "embedder", "query", "text"):
+                    offenders.append(f"{source.name}:{lineno}: {quoted}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    ("roles", "message"),
+    [
+        ({"documents": "nope"}, "role 'documents' names 'nope'"),
+        ({"notices": "a"}, "must be a list"),
+        ({"documents": "a", "colour": "a"}, "unknown role"),
+        ({"generation": ["a"]}, "must name documents"),
+    ],
+)
+def test_a_role_that_names_no_component_is_one_clear_error(roles, message):
+    data = {"components": {"a": {}}, "metadata": {"roles": roles}}
+    with pytest.raises(RoleError, match=message):
+        QueryRoles.of(data)
+
+
+def test_a_query_yaml_with_a_broken_role_is_refused_before_any_model_loads(tmp_path, indexed_sample):
+    data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
+    data["metadata"]["roles"]["documents"] = "gone"
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CodegroundError, match=r"broken.yaml: role 'documents' names 'gone'"):
+        QueryEngine(indexed_sample[1], path)
+
+
+def test_a_yaml_without_roles_gets_the_names_every_shipped_yaml_used():
+    query = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
+    del query["metadata"]
+    assert QueryRoles.of(query) == QueryRoles.of(read_pipeline_dict(PIPELINES_DIR / "query.yaml"))
+    bm25 = read_pipeline_dict(PIPELINES_DIR / "bm25.yaml")
+    declared = QueryRoles.of(bm25)
+    del bm25["metadata"]
+    assert QueryRoles.of(bm25) == declared
+    index = read_pipeline_dict(PIPELINES_DIR / "index.yaml")
+    declared_index = IndexRoles.of(index)
+    del index["metadata"]["roles"]
+    assert IndexRoles.of(index) == declared_index

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from codeground.components.identifiers import looks_like_code
+
 IMPL_PROMPT_CAP = 2000
 NO_SOURCES = "_The repository has nothing on this: no source matched the question._"
 EMPTY_INDEX = "_The index is empty: there is nothing to search. Index a repository: `codeground index PATH`._"
@@ -230,12 +232,6 @@ def _mark(name: str) -> str:
     return f'<mark class="cg-unknown" title="{UNKNOWN_TITLE}">⚠ {_literal(name)}</mark>'
 
 
-def _looks_like_code(name: str) -> bool:
-    """snake_case, dotted or CamelCase: a word prose does not use (``fit`` alone might be English)."""
-    core = name.strip("_")
-    return "_" in core or "." in core or bool(re.search(r"[a-z\d][A-Z]|[A-Z]{2}[a-z]", core))
-
-
 def _unknown_pattern(unknown: Iterable[str]) -> re.Pattern[str] | None:
     names = sorted({n.strip() for n in unknown if n and n.strip()}, key=len, reverse=True)
     if not names:
@@ -268,7 +264,7 @@ def _mark_prose(text: str, pattern: re.Pattern[str]) -> str:
     for m in pattern.finditer(text):
         if any(s in _word_at(text, m.start(), m.end()) for s in ("/", "@", "<", ">")):
             continue
-        if not (_looks_like_code(m.group(0)) or text[m.end() : m.end() + 1] in ("(", "=")):
+        if not (looks_like_code(m.group(0)) or text[m.end() : m.end() + 1] in ("(", "=")):
             continue
         out += [text[last : m.start()], _mark(m.group(0))]
         last = m.end()

@@ -17,6 +17,9 @@ from functools import lru_cache
 _WORD = re.compile(r"\w+")
 # camelCase / PascalCase / acronym boundaries: HTTPServer → HTTP Server; Gemma2Decoder → Gemma2 Decoder
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+|[^\W\d_A-Za-z]+")
+_SNAKE = re.compile(r"[^\W_]_+[^\W_]")
+_ACRONYM_PLURAL = re.compile(r"[A-Z]+s")
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 # Identifier characters including dotted paths, for symbol lookup in questions.
 _DOTTED = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
 
@@ -55,3 +58,28 @@ def identifier_candidates(text: str) -> list[str]:
                 for j in range(i + 1, len(pieces) + 1):
                     seen.setdefault(".".join(pieces[i:j]), None)
     return list(seen)
+
+
+def is_snake(word: str) -> bool:
+    """snake_case: an underscore between two letters or digits (``trust_remote_code``; not ``_x``)."""
+    return _SNAKE.search(word) is not None
+
+
+def is_camel(word: str) -> bool:
+    """CamelCase: a capital after the first letter and a lowercase letter (``LLMEngine``,
+    ``SamplingParams``), but not an acronym or its plural (``GPU``, ``LLMs``)."""
+    return (
+        any(c.isupper() for c in word[1:])
+        and any(c.islower() for c in word)
+        and _ACRONYM_PLURAL.fullmatch(word) is None
+    )
+
+
+def looks_like_code(word: str) -> bool:
+    """A word prose does not use: a dotted path (``vllm.LLM``, ``Trainer.fit``), snake_case or
+    CamelCase as above. ``fit``, ``The``, ``GPU``, ``LLMs`` and ``Gemma2`` are words (a reader writes
+    them in backticks, or as ``fit(`` / ``fit=``, to mean code)."""
+    parts = word.split(".")
+    if len(parts) > 1 and all(_IDENTIFIER.fullmatch(p) for p in parts):
+        return True
+    return is_snake(word) or is_camel(word)

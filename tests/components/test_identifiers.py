@@ -25,3 +25,59 @@ def test_identifier_candidates_keep_dotted_paths_and_their_parts():
     cands = identifier_candidates("How does LLMEngine.add_request work?")
     assert "LLMEngine.add_request" in cands
     assert "LLMEngine" in cands and "add_request" in cands
+
+
+# -- "looks like code": one rule for symbol lookup, the grounding check and the chat's marking --------
+import pytest  # noqa: E402
+from haystack import Document  # noqa: E402
+
+from codeground.app.ui_format import mark_unknown  # noqa: E402
+from codeground.components.grounding.extract import extract_identifiers  # noqa: E402
+from codeground.components.identifiers import looks_like_code  # noqa: E402
+from codeground.components.retrievers.symbol_lookup import SymbolRetriever  # noqa: E402
+from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore  # noqa: E402
+
+WORDS = {
+    "trust_remote_code": True,
+    "LLMEngine": True,
+    "SamplingParams": True,
+    "Qwen2Model": True,
+    "vllm.LLM": True,
+    "Trainer.fit": True,
+    "_private_fn": True,
+    "Gemma2": False,
+    "LLMs": False,
+    "GPU": False,
+    "fit": False,
+    "The": False,
+    "_private": False,
+}
+
+
+@pytest.mark.parametrize(("word", "code"), WORDS.items())
+def test_looks_like_code_is_one_answer_per_word(word, code):
+    assert looks_like_code(word) is code
+
+
+def test_symbol_lookup_grounding_check_and_chat_marking_agree_on_what_looks_like_code():
+    words = [w for w in WORDS if "." not in w]
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(
+        [
+            Document(
+                id=w,
+                content=f"def {w}(): ...",
+                meta={"symbol": w, "source_type": "impl", "file_path": "m.py", "start_line": 1},
+            )
+            for w in words
+        ]
+    )
+    looked_up = {
+        d.id for d in SymbolRetriever(document_store=store, top_k=20).run(query=" ".join(words))["documents"]
+    }
+    extracted = set(extract_identifiers(" ".join(words) + "."))
+    marked = {w for w in words if "cg-unknown" in mark_unknown(f"Use {w} now.", [w])}
+    expected = {w for w in words if WORDS[w]}
+    assert looked_up == expected
+    assert extracted == expected
+    assert marked == expected

@@ -51,6 +51,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from codeground.components.identifiers import is_snake, looks_like_code
+
 # -- the allowlist -----------------------------------------------------------------------------------
 #: Common standard-library modules: a dotted name rooted at one (``os.path.join``) is not a repository claim.
 STDLIB_MODULES: frozenset[str] = frozenset(
@@ -130,7 +132,6 @@ _URLS_AND_PATHS = re.compile(
 # A file name, with or without a citation; never followed by "(" (``response.json()`` is a call).
 _FILE_NAME = re.compile(rf"(?<![\w.])[\w.-]+\.(?:{_FILE_EXTENSIONS})\b(?::\d+(?:-\d+)?)?(?![(\w])")
 _NAME = r"[^\W\d]\w*"
-_CHAIN = re.compile(rf"{_NAME}(?:\.{_NAME})*")
 _PROSE_WORD = re.compile(rf"(?<![\w.\-])({_NAME}(?:\.{_NAME})*)(\((?!e?s\)))?(=(?![=\s]))?")
 _SPAN_SINGLE = re.compile(rf"\s*({_NAME}(?:\.{_NAME})*)\s*(?:\(\s*\))?\s*")
 _PROMPTS = re.compile(r"^([ \t]*)(?:>>>|\.\.\.)(?: |$)", re.M)
@@ -152,18 +153,6 @@ _OPENERS = {"(": ")", "[": "]", "{": "}"}
 
 def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def _is_snake(word: str) -> bool:
-    return re.search(r"[^\W_]_+[^\W_]", word) is not None
-
-
-def _is_camel(word: str) -> bool:
-    return (
-        any(c.isupper() for c in word[1:])
-        and any(c.islower() for c in word)
-        and re.fullmatch(r"[A-Z]+s", word) is None
-    )
 
 
 def _strip_non_identifiers(text: str) -> str:
@@ -242,7 +231,7 @@ def _from_prose(text: str, ignored: frozenset[str], found: _Found, base: int) ->
         word = chain
         if len(word) < 2 or word in ignored or word in PROSE_NAMES or _is_dunder(word):
             continue
-        if called or kwarg or _is_snake(word) or _is_camel(word):
+        if called or kwarg or looks_like_code(word):
             found.add(base + match.start(), word)
 
 
@@ -455,7 +444,7 @@ def _resolve(
         return None if name in BUILTIN_METHODS else name
     if len(name) < 2 or name in _KEYWORDS:
         return None
-    if claim or name in scope.imported or name[0].isupper() or _is_snake(name):
+    if claim or name in scope.imported or name[0].isupper() or is_snake(name):
         return name
     return None
 

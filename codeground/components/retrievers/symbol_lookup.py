@@ -8,20 +8,10 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from codeground.components.identifiers import identifier_candidates
+from codeground.components.identifiers import identifier_candidates, looks_like_code
 from codeground.components.stores.sqlite_bm25 import meta_rows
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
-
-
-def looks_like_code(token: str) -> bool:
-    """An identifier no one types as a plain word: ``snake_case``, ``dotted.path``, ``CamelCase``."""
-    return (
-        "_" in token
-        or "." in token
-        or any(c.isupper() for c in token[1:])
-        or (token[:1].isupper() and any(c.isdigit() for c in token))
-    )
 
 
 @component

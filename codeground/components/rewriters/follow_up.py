@@ -9,9 +9,8 @@ from typing import Any
 from haystack import component
 from haystack.dataclasses import ChatMessage
 
-from codeground.components.identifiers import identifier_candidates
+from codeground.components.identifiers import identifier_candidates, looks_like_code
 from codeground.components.inner import LazyComponent, one_line
-from codeground.components.retrievers.symbol_lookup import looks_like_code
 
 logger = logging.getLogger(__name__)
 

@@ -63,6 +63,7 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
     from codeground.app.pipelines import build_pipeline, resolve
     from codeground.app.query import open_index
+    from codeground.app.store_counts import disagreeing, record_counts
 
     try:
         gen, manifest = open_index(index_dir)
@@ -73,14 +74,10 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
     rebuild = f"`codeground index {manifest.root} --full`"
     try:
         pipeline = build_pipeline(resolve(data, index_dir=gen))
-        counts = {
-            name: instance.document_store.count_documents()
-            for name, instance in pipeline.walk()
-            if getattr(instance, "document_store", None) is not None
-        }
+        counts = record_counts(pipeline)
     except Exception as exc:  # noqa: BLE001 - an unreadable store is a finding, not a crash
         return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
-    wrong = {n: c for n, c in counts.items() if c != manifest.chunk_count}
+    wrong = disagreeing(counts, manifest.chunk_count)
     if wrong:
         detail = f"stale: the manifest lists {manifest.chunk_count} records but the stores hold {wrong}"
         return Check("index", False, detail, rebuild), manifest

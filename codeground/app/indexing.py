@@ -29,6 +29,7 @@ from codeground.app.index_stages import ChunkStageError, IndexStages
 from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
 from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 from codeground.app.roles import IndexRoles, RoleError
+from codeground.app.store_counts import disagreeing, record_counts
 
 BATCH_FILES = 64
 # With fewer files than this, chunking stays in this process: a worker costs a Python start-up.
@@ -84,11 +85,11 @@ def _reuse(data: dict[str, Any], gen: Path, chunk_count: int) -> tuple[Any, str]
     try:
         stages = IndexStages(resolve(data, index_dir=gen))
         pipeline = stages.write_pipeline()
-        counts = [store.count_documents() for store in _stores(pipeline, stages.roles)]
+        counts = record_counts(pipeline, stages.roles.writers)
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
         return None, f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
-    if any(count != chunk_count for count in counts):
-        return None, f"previous index stale (manifest {chunk_count} records, stores {counts})"
+    if disagreeing(counts, chunk_count):
+        return None, f"previous index stale (manifest {chunk_count} records, stores {list(counts.values())})"
     return pipeline, ""
 
 
@@ -206,12 +207,12 @@ def run_index(
                             break
                         batch, chunk = step
                         records = chunk["records"]
-                        embedder = stages.roles.embedder
-                        watched = {embedder} if embedder else set()
+                        vectors_from = stages.roles.embedder
+                        watched = {vectors_from} if vectors_from else set()
                         out = pipeline.run(stages.write_inputs(records), include_outputs_from=watched)
                     except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
                         raise CodegroundError(_failure("indexing failed", exc)) from exc
-                    embedded = out.get(embedder, {}).get("documents") or [] if embedder else []
+                    embedded = out.get(vectors_from, {}).get("documents") or [] if vectors_from else []
                     if dim is None and embedded and embedded[0].embedding is not None:
                         dim = len(embedded[0].embedding)
                     for path, why in chunk["failed"]:
@@ -236,9 +237,9 @@ def run_index(
                     store.save()
             by_type = +by_type  # types no record has any more drop out
             expected = sum(len(e.ids) for e in entries.values())
-            counts = [store.count_documents() for store in stores]
-            if any(count != expected for count in counts):
-                held = ", ".join(f"{name} {n}" for name, n in zip(stages.roles.writers, counts, strict=True))
+            counts = record_counts(pipeline, stages.roles.writers)
+            if disagreeing(counts, expected):
+                held = ", ".join(f"{name} {n}" for name, n in counts.items())
                 raise CodegroundError(
                     f"index stores disagree (manifest {expected}, {held}); run `codeground index --full`"
                 )

@@ -28,6 +28,7 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 from codeground.app.roles import QueryRoles, RoleError
+from codeground.app.store_counts import StoreUnreadable, disagreeing, record_counts
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
@@ -128,23 +129,15 @@ class QueryEngine:
     def _check_stores(self, pipeline) -> None:
         """Refuse a stale index: every store the pipeline reads must hold the manifest's records."""
         expected = self.manifest.chunk_count
-        for name, instance in pipeline.walk():
-            store = getattr(instance, "document_store", None)
-            if store is None:
-                continue
-            try:
-                count = store.count_documents()
-            except Exception as exc:  # noqa: BLE001
-                why = " ".join(str(exc).split())[:200]
-                raise CodegroundError(
-                    f"the index store behind '{name}' cannot be read ({exc.__class__.__name__}"
-                    f"{': ' + why if why else ''}); rebuild with `codeground index PATH --full`"
-                ) from exc
-            if count != expected:
-                raise CodegroundError(
-                    f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
-                    f"{count}; rebuild with `codeground index PATH --full`"
-                )
+        try:
+            counts = record_counts(pipeline)
+        except StoreUnreadable as exc:
+            raise CodegroundError(f"{exc}; rebuild with `codeground index PATH --full`") from exc
+        for name, count in disagreeing(counts, expected).items():
+            raise CodegroundError(
+                f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
+                f"{count}; rebuild with `codeground index PATH --full`"
+            )
 
     @functools.cached_property
     def concept_prompt(self) -> ConceptPrompt:

@@ -1,0 +1,58 @@
+"""The store-count check: every store a pipeline reads or writes must hold the manifest's records.
+
+Rule: a store that cannot be counted is unreadable (``StoreUnreadable`` names the component); a
+store whose count differs from the manifest's is stale. ``index``, ``search``/``query`` and
+``doctor`` all count with ``record_counts`` and compare with ``disagreeing``; each words the
+finding for its own user (rebuild, refuse, report).
+
+Usage:
+```python
+from codeground.app.store_counts import disagreeing, record_counts
+
+counts = record_counts(pipeline)              # {"bm25": 38098, "dense": 38098, ...}
+wrong = disagreeing(counts, manifest.chunk_count)  # {} when every store agrees
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class StoreUnreadable(Exception):
+    """The store behind ``component`` could not be counted (``__cause__`` says why)."""
+
+    def __init__(self, component: str, cause: BaseException) -> None:
+        why = " ".join(str(cause).split())[:200]
+        kind = type(cause).__name__
+        super().__init__(
+            f"the index store behind '{component}' cannot be read ({kind}{': ' + why if why else ''})"
+        )
+        self.component = component
+
+
+def record_counts(pipeline: Any, components: Iterable[str] | None = None) -> dict[str, int]:
+    """``{component: records in its document store}`` for ``components`` (default: every component
+    of ``pipeline`` that has a ``document_store``), in pipeline order."""
+    wanted = None if components is None else list(components)
+    pairs = (
+        [(name, pipeline.get_component(name)) for name in wanted]
+        if wanted is not None
+        else list(pipeline.walk())
+    )
+    counts: dict[str, int] = {}
+    for name, instance in pairs:
+        store = getattr(instance, "document_store", None)
+        if store is None:
+            continue
+        try:
+            counts[name] = store.count_documents()
+        except Exception as exc:  # noqa: BLE001 - any failure to count means an unreadable store
+            raise StoreUnreadable(name, exc) from exc
+    return counts
+
+
+def disagreeing(counts: dict[str, int], expected: int) -> dict[str, int]:
+    """The stores whose count is not ``expected``."""
+    return {name: n for name, n in counts.items() if n != expected}

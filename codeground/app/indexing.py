@@ -73,6 +73,18 @@ def _rebuild_reason(
     return ""
 
 
+def _records(stores: list[Any], ids: list[str]) -> list[Any]:
+    """The records with these ids, from the first store that can look ids up (Chroma's filter
+    takes one id at a time; the BM25 store takes a list)."""
+    wanted = {"field": "id", "operator": "in", "value": ids}
+    for store in stores:
+        try:
+            return store.filter_documents(wanted)
+        except Exception:  # noqa: BLE001 - this store cannot: ask the next
+            continue
+    raise CodegroundError("no index store can look records up by id; run `codeground index --full`")
+
+
 def _stores(pipeline, roles: IndexRoles) -> list[Any]:
     """The document stores of the pipeline's writers (role ``writers``), in the declared order."""
     return [pipeline.get_component(name).document_store for name in roles.writers]
@@ -188,8 +200,7 @@ def run_index(
             # records per type: the previous counts, less the removed records', plus the written ones'
             by_type: Counter[str] = Counter() if rebuild else Counter(prev.records_by_type)
             if stale:
-                removed = stores[0].filter_documents({"field": "id", "operator": "in", "value": stale})
-                by_type.subtract(d.meta.get("source_type") or "?" for d in removed)
+                by_type.subtract(d.meta.get("source_type") or "?" for d in _records(stores, stale))
                 for store in stores:
                     store.delete_documents(stale)
             result.removed_records = len(stale)

@@ -39,18 +39,20 @@ def test_yaml_components_outside_components_package_are_refused(tmp_path):
 
 
 def test_variants_needing_a_missing_optional_extra_are_not_offered(tmp_path, monkeypatch):
-    import app.eval_runner as runner
+    import yaml
 
-    from codeground.app.pipelines import installed
+    import codeground.app.eval_runner as runner
+    from codeground.app.pipelines import installed, read_pipeline_dict
 
+    bm25 = yaml.safe_dump(read_pipeline_dict(PIPELINES_DIR / "bm25.yaml"))  # resolved: no base needed
     extra = tmp_path / "query_extra.yaml"
     extra.write_text(
-        (PIPELINES_DIR / "bm25.yaml").read_text().replace(
+        bm25.replace(
             "type: codeground.components.retrievers.bm25.BM25Retriever",
             "type: haystack_integrations.components.retrievers.not_installed.Missing",
         )
     )
     assert not installed(extra) and installed(PIPELINES_DIR / "query.yaml")
     monkeypatch.setattr(runner, "PIPELINES_DIR", tmp_path)
-    (tmp_path / "bm25.yaml").write_text((PIPELINES_DIR / "bm25.yaml").read_text())
+    (tmp_path / "bm25.yaml").write_text(bm25)
     assert [p.name for p in runner.default_variants()] == ["bm25.yaml"]

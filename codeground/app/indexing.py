@@ -130,11 +130,11 @@ def run_index(
     embedder = embedder_identity(data)
     location = IndexDir(index_dir)
     # a YAML that cannot be built fails now, before a long walk (nothing is read or written yet)
+    build_pipeline(resolve(data, index_dir=location.path / "gen-not-created"))
     try:
         IndexRoles.of(data)
     except RoleError as exc:
         raise CodegroundError(f"{Path(pipeline_path).name}: {exc}") from exc
-    build_pipeline(resolve(data, index_dir=location.path / "gen-not-created"))
 
     with location.lock():
         location.remove_stale()

@@ -6,6 +6,7 @@ applying its keys to its base in this order:
 - ``extends: query.yaml`` — the base, a path relative to the overlay's folder (itself possibly an
   overlay; a cycle is an error);
 - ``remove: [name, …]`` — components dropped with every connection that touches them;
+- ``disconnect: [{sender, receiver}, …]`` — connections of the base dropped (each must exist);
 - ``components: {name: spec}`` — components added, or replacing the base's component of that name
   whole (it keeps its place);
 - ``set: {dotted.path: value}`` — one value replaced (or added) at a path from the top of the
@@ -33,7 +34,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-OVERLAY_KEYS = ("extends", "remove", "components", "set", "connections", "metadata")
+OVERLAY_KEYS = ("extends", "remove", "disconnect", "components", "set", "connections", "metadata")
 
 
 class OverlayError(ValueError):
@@ -66,6 +67,15 @@ def resolve_overlay(data: dict[str, Any], *, load_base: Callable[[str], dict[str
         for c in connections
         if _owner(c.get("sender")) not in gone and _owner(c.get("receiver")) not in gone
     ]
+
+    cut = data.get("disconnect") or []
+    if not isinstance(cut, list):
+        raise OverlayError("'disconnect' must be a list of {sender, receiver}")
+    for c in cut:
+        pair = {"sender": c.get("sender"), "receiver": c.get("receiver")} if isinstance(c, dict) else None
+        if pair not in connections:
+            raise OverlayError(f"cannot disconnect {c}: the base has no such connection")
+        connections.remove(pair)
 
     added = data.get("components") or {}
     if not isinstance(added, dict):

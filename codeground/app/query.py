@@ -90,10 +90,6 @@ class QueryEngine:
         self.gen, self.manifest = open_index(index_dir)
         self.pipeline_path = Path(pipeline_path)
         self.data = read_pipeline_dict(self.pipeline_path)
-        try:
-            self.roles = QueryRoles.of(self.data)
-        except RoleError as exc:
-            raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
         wanted = embedder_identity(self.data)
         if not self.manifest.embedded_by(wanted):
             raise CodegroundError(embedder_mismatch(self.manifest, wanted, self.pipeline_path))
@@ -104,8 +100,17 @@ class QueryEngine:
         self._vectors_checked = False
 
     # -- building ---------------------------------------------------------------------------------
+    @functools.cached_property
+    def roles(self) -> QueryRoles:
+        """The parts the YAML's components play (checked once the YAML is known to build)."""
+        try:
+            return QueryRoles.of(self.data)
+        except RoleError as exc:
+            raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
+
     def _build(self, *, with_answer: bool):
         pipeline = build_pipeline(resolve(self.data, index_dir=self.gen))
+        _ = self.roles  # a broken role is refused before any model loads
         if not with_answer:
             for name in self.roles.generation:
                 if name in pipeline.graph.nodes:
@@ -215,8 +220,9 @@ class QueryEngine:
     def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
         """Retrieval only: ranked sources and notices."""
         t0 = time.perf_counter()
+        pipeline = self.search_pipeline  # built (and its roles checked) first
         extra = {self.roles.top_k: {"top_k": k}} if self.roles.top_k else {}
-        out = self._run(self.search_pipeline, question, history, extra)
+        out = self._run(pipeline, question, history, extra)
         docs = self._final_documents(out)[:k]
         return QueryResult(
             question=question,
@@ -231,13 +237,14 @@ class QueryEngine:
     ) -> QueryResult:
         """Retrieval plus the streamed, grounded answer."""
         t0 = time.perf_counter()
+        pipeline = self.answer_pipeline  # built (and its roles checked) first
         roles = self.roles
         extra: dict[str, Any] = {}
-        if roles.prompt and "concept_prompt" in self.answer_pipeline.inputs().get(roles.prompt, {}):
+        if roles.prompt and "concept_prompt" in pipeline.inputs().get(roles.prompt, {}):
             extra[roles.prompt] = {"concept_prompt": self.concept_prompt.text}
         if on_token is not None and roles.answer:
             extra[roles.answer] = {"streaming_callback": lambda chunk: on_token(chunk.content or "")}
-        out = self._run(self.answer_pipeline, question, history, extra)
+        out = self._run(pipeline, question, history, extra)
         replies = out.get(roles.answer, {}).get("replies") or [] if roles.answer else []
         messages = out.get(roles.prompt, {}).get("prompt") or [] if roles.prompt else []
         docs = _shown_to_model(self._final_documents(out), messages)

@@ -175,7 +175,7 @@ def test_second_concurrent_index_run_is_refused(sample_repo, tmp_path):
 
 def test_chunking_in_a_worker_process_gives_the_index_of_one_process(built, tmp_path, monkeypatch):
     """Two cores: the chunk stage may run ahead in a worker; records, order, failures must not change."""
-    import app.indexing as indexing
+    import codeground.app.indexing as indexing
 
     repo, index_dir, in_process = built
     monkeypatch.setattr(indexing, "CHUNK_WORKER_MIN_FILES", 0)
@@ -194,9 +194,9 @@ def test_chunking_in_a_worker_process_gives_the_index_of_one_process(built, tmp_
 
 def test_a_chunker_failure_in_the_worker_is_the_same_one_line_naming_the_component(monkeypatch):
     """The worker sends back the line a failure in this process would give (exceptions do not pickle)."""
-    import app.index_stages as index_stages
     from haystack.dataclasses import ByteStream
 
+    import codeground.app.index_stages as index_stages
     from codeground.app.index_stages import ChunkStageError, IndexStages
     from codeground.app.indexing import _failure
     from codeground.app.pipelines import read_pipeline_dict, resolve
@@ -207,7 +207,7 @@ def test_a_chunker_failure_in_the_worker_is_the_same_one_line_naming_the_compone
 
     monkeypatch.setattr(oversize.OversizeSplitter, "_merge_blank", staticmethod(broken))
     stages = IndexStages(resolve(read_pipeline_dict(DEFAULT_INDEX_PIPELINE), index_dir="/unused"))
-    monkeypatch.setattr(index_stages, "_WORKER_STAGE", index_stages._ChunkStage(stages.chunk_dict))
+    monkeypatch.setattr(index_stages, "_WORKER_STAGE", index_stages._ChunkStage(*stages._stage_args))
     long_page = ("# Guide\n\n" + "a line of words\n" * 400).encode()  # a section the splitter must cut
     source = ByteStream(long_page, meta={"file_path": "docs/guide.md"}, mime_type="text/markdown")
     with pytest.raises(ChunkStageError) as raised:
@@ -221,16 +221,17 @@ def test_a_rebuild_with_the_cached_minilm_pipeline_embeds_no_text_twice(sample_r
     """index_minilm.yaml keeps vectors on disk: a --full rebuild (or a second clone) embeds nothing."""
     import shutil
 
+    import yaml
+
     from codeground.app.embedder_probe import PROBES
-    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
     from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
 
-    yaml_text = (PIPELINES_DIR / "index_minilm.yaml").read_text()
+    data = read_pipeline_dict(PIPELINES_DIR / "index_minilm.yaml")
     cache = tmp_path / "embeddings.sqlite"
     pipeline = tmp_path / "index_minilm.yaml"
-    with_cache = yaml_text.replace("      max_mb: 2048\n", f"      max_mb: 2048\n      cache_path: {cache}\n")
-    assert with_cache != yaml_text
-    pipeline.write_text(with_cache)
+    data["components"]["embedder"]["init_parameters"]["cache_path"] = str(cache)
+    pipeline.write_text(yaml.safe_dump(data))
     embedded: list[int] = []
     real_run = OpenVINODocumentEmbedder.run
 
@@ -253,8 +254,8 @@ def test_a_lost_chunking_worker_means_chunking_here_with_nothing_lost(built, tmp
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    import app.index_stages as index_stages
-    import app.indexing as indexing
+    import codeground.app.index_stages as index_stages
+    import codeground.app.indexing as indexing
 
     class DeadPool:
         def submit(self, fn, *args):

@@ -92,8 +92,8 @@ def test_question_is_embedded_as_search_query_prefix_and_dense_retrieval_finds_t
     at_ollama, ollama_index, tmp_path
 ):
     # dense.yaml with the Ollama query side: only the Ollama vectors decide the ranking
-    data = yaml.safe_load((PIPELINES_DIR / "dense.yaml").read_text())
-    ollama_side = yaml.safe_load(QUERY_OLLAMA.read_text())
+    data = read_pipeline_dict(PIPELINES_DIR / "dense.yaml")
+    ollama_side = read_pipeline_dict(QUERY_OLLAMA)
     for name in ("query_prefix", "query_embedder"):
         data["components"][name] = ollama_side["components"][name]
     data["connections"] = [c for c in data["connections"] if c["receiver"] != "query_embedder.text"]

@@ -1,6 +1,6 @@
 """Shared by the reliability suite: run the real CLI, read an index back, make YAML variants.
 
-Every check here goes through the product's own entry points (``app.cli.cli`` via Typer's
+Every check here goes through the product's own entry points (``codeground.app.cli.cli`` via Typer's
 ``CliRunner``) over real indexes (real embedding model, Chroma on disk, the BM25 store).
 """
 

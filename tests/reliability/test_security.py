@@ -233,8 +233,7 @@ def _listening_addresses(port: int) -> list[str]:
 
 
 def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sample):
-    import app.ui
-
+    import codeground.app.ui
     from codeground.app.ui import serve
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
@@ -242,7 +241,7 @@ def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sam
     # `codeground chat` with no --host passes 127.0.0.1 to the server
     _, idx = indexed_sample
     calls = []
-    monkeypatch.setattr(app.ui, "serve", lambda *a, **kw: calls.append(kw))
+    monkeypatch.setattr(codeground.app.ui, "serve", lambda *a, **kw: calls.append(kw))
     result = cg("chat", "--index-dir", idx)
     assert result.exit_code == 0, result.output
     assert calls and calls[0]["host"] == "127.0.0.1"

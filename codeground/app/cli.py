@@ -257,23 +257,11 @@ def search(
     except CodegroundError as exc:
         _fail(str(exc))
     if as_json:
-        from codeground.app.evaluation import Span
+        from codeground.app.evaluation import Span, search_results_payload
 
-        sources = [
-            Span(d.meta["file_path"], d.meta["start_char"], d.meta["end_char"]).to_json()
-            for d in result.documents
-        ]
-        typer.echo(
-            json.dumps(
-                {
-                    "search_results": [
-                        {"question_id": None, "question_str": question, "retrieved_sources": sources}
-                    ],
-                    "k": k,
-                },
-                indent=2,
-            )
-        )
+        docs = result.documents
+        sources = [Span(d.meta["file_path"], d.meta["start_char"], d.meta["end_char"]) for d in docs]
+        typer.echo(json.dumps(search_results_payload([(None, question, sources)], k), indent=2))
     else:
         for doc in result.documents:
             score = f"{doc.score:.3f}" if doc.score is not None else "-"

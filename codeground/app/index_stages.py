@@ -14,9 +14,15 @@ Usage:
 ```python
 from codeground.app.index_stages import IndexStages
 
-stages = IndexStages(resolved_index_dict)  # ``app.pipelines.resolve`` output
+import tempfile
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, read_pipeline_dict, resolve
+from codeground.components.walker import RepositoryWalker
+
+index_dir = tempfile.mkdtemp()
+stages = IndexStages(resolve(read_pipeline_dict(DEFAULT_INDEX_PIPELINE), index_dir=index_dir))
 write = stages.write_pipeline()            # embedder + writers, built here
-for files, chunked in stages.chunked(batches_of_bytestreams, in_worker=True):
+files = RepositoryWalker().run(root="codeground/app")["files"]
+for batch, chunked in stages.chunked([files[:8], files[8:16]], in_worker=False):
     write.run(stages.write_inputs(chunked["records"]))
 ```
 """

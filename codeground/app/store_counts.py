@@ -7,10 +7,17 @@ finding for its own user (rebuild, refuse, report).
 
 Usage:
 ```python
+from haystack import Document, Pipeline
+from haystack.components.writers import DocumentWriter
 from codeground.app.store_counts import disagreeing, record_counts
+from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
-counts = record_counts(pipeline)              # {"bm25": 38098, "dense": 38098, ...}
-wrong = disagreeing(counts, manifest.chunk_count)  # {} when every store agrees
+store = SQLiteBM25DocumentStore()
+store.write_documents([Document(content="def f(): ...")])
+pipeline = Pipeline()
+pipeline.add_component("bm25_writer", DocumentWriter(document_store=store))
+counts = record_counts(pipeline)                 # {"bm25_writer": 1}
+assert disagreeing(counts, 1) == {} and disagreeing(counts, 2) == {"bm25_writer": 1}
 ```
 """
 

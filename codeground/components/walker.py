@@ -225,8 +225,10 @@ class RepositoryWalker:
 
     Usage example:
     ```python
+    from codeground.components.walker import RepositoryWalker
+
     walker = RepositoryWalker(max_file_bytes=500_000, ignore=["tests/fixtures/"])
-    result = walker.run(root="/path/to/checkout")
+    result = walker.run(root=".")
     for stream in result["files"]:
         print(stream.meta["file_path"], stream.mime_type)
     print(result["report"]["skipped"])  # e.g. {"binary": 3, "ignored": 12, "unsupported_type": 40}

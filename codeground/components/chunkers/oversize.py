@@ -42,8 +42,13 @@ class OversizeSplitter:
     Usage:
     ```python
     from codeground.components.chunkers.oversize import OversizeSplitter
+    from codeground.components.records import make_record
 
-    pieces = OversizeSplitter(max_chars=2000).run(documents=records)["documents"]
+    text = "".join(f"x{i} = {i}\\n" for i in range(600))
+    record = make_record(text=text, file_path="big.py", symbol="big", source_type="module",
+                         start_char=0, end_char=len(text))
+    pieces = OversizeSplitter(max_chars=2000).run(documents=[record])["documents"]
+    assert "".join(p.content for p in pieces) == text and all(len(p.content) <= 2000 for p in pieces)
     ```
     """
 

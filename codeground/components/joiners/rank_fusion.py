@@ -26,10 +26,13 @@ class RankFusion:
 
     Usage:
     ```python
+    from haystack import Document
     from codeground.components.joiners.rank_fusion import RankFusion
 
+    a, b, c = (Document(id=i, content=i, meta={"file_path": f"{i}.py"}) for i in "abc")
     fusion = RankFusion(weights={"bm25": 2.0, "dense": 1.0}, k=10, top_k=24, path_priors={"tests/*": 0.7})
-    fusion.run(bm25=bm25_docs, dense=dense_docs)["documents"]
+    fused = fusion.run(bm25=[a, b], dense=[b, c])["documents"]
+    assert [d.id for d in fused] == ["b", "a", "c"]  # b: 2/12 + 1/11 beats a: 2/11
     ```
     """
 

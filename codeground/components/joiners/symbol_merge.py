@@ -17,10 +17,13 @@ class SymbolHitMerger:
 
     Usage:
     ```python
+    from haystack import Document
     from codeground.components.joiners.symbol_merge import SymbolHitMerger
 
-    out = SymbolHitMerger().run(documents=fused, symbol_documents=symbol_hits)
-    out["documents"]  # fused + new symbol hits
+    fused = [Document(id="a", content="a", score=0.9), Document(id="b", content="b", score=0.5)]
+    named = [Document(id="b", content="b"), Document(id="s", content="s")]
+    out = SymbolHitMerger().run(documents=fused, symbol_documents=named)
+    assert [d.id for d in out["documents"]] == ["a", "b", "s"]  # fused + new symbol hits
     ```
     """
 

@@ -155,10 +155,13 @@ class OllamaLLMRanker:
     ```python
     from codeground.components.rankers.llm_ranker import OllamaLLMRanker
 
+    from haystack import Document
+
     ranker = OllamaLLMRanker(model="qwen2.5-coder:1.5b", url="http://localhost:11434", timeout_s=30)
     ranker.warm_up()
+    fused = [Document(content="def load_lora(path): ...", score=0.5), Document(content="# LoRA", score=0.4)]
     out = ranker.run(query="load a LoRA adapter", documents=fused)
-    out["documents"], out["reranked"], out["notices"]
+    assert out["reranked"] or out["notices"]  # no server: the fused order, and why
     ```
     """
 

@@ -18,9 +18,13 @@ class SymbolReseater:
 
     Usage:
     ```python
+    from haystack import Document
     from codeground.components.rankers.reseat import SymbolReseater
 
-    SymbolReseater(max_reseat=2).run(documents=final, symbol_documents=symbol_hits)["documents"]
+    final = [Document(id=i, content=i, score=s) for i, s in (("a", 0.9), ("b", 0.5))]
+    named = [Document(id="s", content="s")]  # the record of the symbol the question named
+    out = SymbolReseater(max_reseat=2).run(documents=final, symbol_documents=named)["documents"]
+    assert "s" in [d.id for d in out]
     ```
     """
 

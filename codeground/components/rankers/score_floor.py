@@ -17,9 +17,12 @@ class RelativeScoreFloor:
 
     Usage:
     ```python
+    from haystack import Document
     from codeground.components.rankers.score_floor import RelativeScoreFloor
 
-    RelativeScoreFloor(ratio=0.02, min_keep=3).run(documents=reranked)["documents"]
+    reranked = [Document(content=str(s), score=s) for s in (0.9, 0.5, 0.3, 0.01, 0.001)]
+    kept = RelativeScoreFloor(ratio=0.02, min_keep=3).run(documents=reranked)["documents"]
+    assert [d.score for d in kept] == [0.9, 0.5, 0.3]  # 0.01 < 2 % of 0.9
     ```
     """
 

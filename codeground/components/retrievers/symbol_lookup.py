@@ -30,10 +30,16 @@ class SymbolRetriever:
 
     Usage:
     ```python
+    from haystack import Document
     from codeground.components.retrievers.symbol_lookup import SymbolRetriever
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
-    retriever = SymbolRetriever(document_store=bm25_store)
-    retriever.run(query="What does `Trainer.fit` return?")["documents"]
+    store = SQLiteBM25DocumentStore()
+    meta = {"symbol": "Trainer.fit", "source_type": "impl", "file_path": "t.py", "start_line": 3}
+    store.write_documents([Document(content="def fit(self): ...", meta=meta)])
+    retriever = SymbolRetriever(document_store=store)
+    found = retriever.run(query="What does `Trainer.fit` return?")["documents"]
+    assert [d.meta["symbol"] for d in found] == ["Trainer.fit"]
     ```
     """
 

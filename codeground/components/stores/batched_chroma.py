@@ -21,11 +21,17 @@ class BatchedChromaDocumentStore(ChromaDocumentStore):
 
     Usage:
     ```python
+    import tempfile
+    from haystack import Document
+    from haystack.document_stores.types import DuplicatePolicy
     from codeground.components.stores.batched_chroma import BatchedChromaDocumentStore
 
-    store = BatchedChromaDocumentStore(persist_path="idx/chroma", collection_name="codeground",
+    folder = tempfile.mkdtemp()
+    store = BatchedChromaDocumentStore(persist_path=f"{folder}/chroma", collection_name="codeground",
                                        distance_function="cosine", write_batch_size=1000)
-    store.write_documents(documents_with_embeddings, policy=DuplicatePolicy.OVERWRITE)
+    docs = [Document(content=f"record {i}", embedding=[1.0, float(i)]) for i in range(3)]
+    store.write_documents(docs, policy=DuplicatePolicy.OVERWRITE)
+    assert store.count_documents() == 3
     ```
     """
 

@@ -15,9 +15,9 @@ from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 store = SQLiteBM25DocumentStore()
 store.write_documents([Document(content="def f(): ...")])
 pipeline = Pipeline()
-pipeline.add_component("bm25_writer", DocumentWriter(document_store=store))
-counts = record_counts(pipeline)                 # {"bm25_writer": 1}
-assert disagreeing(counts, 1) == {} and disagreeing(counts, 2) == {"bm25_writer": 1}
+pipeline.add_component("writer", DocumentWriter(document_store=store))
+counts = record_counts(pipeline)                 # {"writer": 1}
+assert disagreeing(counts, 1) == {} and disagreeing(counts, 2) == {"writer": 1}
 ```
 """
 

@@ -25,9 +25,9 @@ from codeground.app.pipelines import (
     settings_fingerprint,
 )
 from codeground.app.roles import QueryRoles
+from codeground.components.notices import RERANK_UNAVAILABLE, kind_of
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
-NO_RERANK_NOTICE = "reranking unavailable:"  # FallbackRanker's and OllamaLLMRanker's no-opinion notice
 
 
 def _retrieval_fingerprint(path: Path) -> str:
@@ -103,7 +103,7 @@ def search_all(engine, questions: list[Question], k: int) -> tuple[dict[str, lis
         result = engine.search(q.question, k=k)
         latencies.append(time.perf_counter() - t0)
         results[q.question_id] = [_span(d) for d in result.documents]
-        no_opinion += any(n.startswith(NO_RERANK_NOTICE) for n in result.notices)
+        no_opinion += any(kind_of(n) == RERANK_UNAVAILABLE for n in result.notices)
         for notice in result.notices:
             notices.setdefault(notice.split(";")[0], None)
     return results, {"latencies": latencies, "notices": list(notices), "reranker_no_opinion": no_opinion}

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codeground.components.identifiers import looks_like_code
+from codeground.components.notices import DEGRADED, SEARCHED, kind_of
 
 IMPL_PROMPT_CAP = 2000
 NO_SOURCES = "_The repository has nothing on this: no source matched the question._"
@@ -146,7 +147,11 @@ _WARNING_WORDS = ("unavailable", "cannot", "not available", "stale", "failed", "
 
 
 def notice_marker(notice: str) -> str:
-    """The icon before a notice: → for what was searched, ⚠ for a degradation, ℹ otherwise."""
+    """The icon before a notice: → for what was searched, ⚠ for a degradation, ℹ otherwise. Decided
+    by the notice's kind; only a plain string (someone else's component) is judged by its words."""
+    kind = kind_of(notice)
+    if kind is not None:
+        return "→" if kind in SEARCHED else "⚠" if kind in DEGRADED else "ℹ"
     lowered = notice.lower()
     if lowered.startswith(_SEARCH_PREFIXES):
         return "→"

@@ -177,3 +177,22 @@ def test_answer_naming_an_invented_api_is_flagged(index_dir, fake_ollama, monkey
     assert result.grounding["unknown"] == ["Trainer.fit_fast", "turbo"]
     assert "Trainer.fit" in result.grounding["grounded"]
     assert "not found in this repository: Trainer.fit_fast, turbo" in result.notices
+
+
+def test_every_notice_the_shipped_pipeline_raises_has_a_kind(index_dir, fake_ollama, monkeypatch):
+    from haystack.dataclasses import ChatMessage
+
+    from codeground.components.notices import KINDS, kind_of
+
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply="Call `Trainer.fit_fast(data)` (pkg/trainer.py:33-35).")
+    result = QueryEngine(index_dir, QUERY).answer(
+        "How do I fit a Trainer?",
+        history=[
+            ChatMessage.from_user("What is a Trainer?"),
+            ChatMessage.from_assistant("A class."),
+        ],
+    )
+    kinds = [kind_of(n) for n in result.notices]
+    assert kinds and all(k in KINDS for k in kinds)
+    assert {"rerank_unavailable", "unknown_identifiers"} <= set(kinds)

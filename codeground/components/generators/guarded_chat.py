@@ -9,6 +9,8 @@ from haystack import Document, component
 from haystack.dataclasses import ChatMessage, StreamingChunk
 
 from codeground.components.inner import LazyComponent, init_parameters, one_line
+from codeground.components.notices import LLM_FAILED, Notice
+from codeground.components.notices import NOTHING_FOUND as NOTHING_FOUND_KIND
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +109,9 @@ class GuardedChatGenerator:
                 streaming_callback(StreamingChunk(content=NOTHING_FOUND))
             return {
                 "replies": [ChatMessage.from_assistant(NOTHING_FOUND)],
-                "notices": ["no source matched the question; the model was not asked"],
+                "notices": [
+                    Notice(NOTHING_FOUND_KIND, "no source matched the question; the model was not asked")
+                ],
             }
         url, model = self._describe()
         try:
@@ -120,5 +124,5 @@ class GuardedChatGenerator:
             logger.info("LLM call failed: %s", one_line(exc))
             openai = "api_base_url" in init_parameters(self.generator)
             notice = explain_llm_failure(exc, url=url, model=model, openai_compatible=openai)
-            return {"replies": [], "notices": [notice]}
+            return {"replies": [], "notices": [Notice(LLM_FAILED, notice)]}
         return {"replies": replies, "notices": []}

@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.grounding.extract import extract_identifiers
+from codeground.components.notices import UNKNOWN_IDENTIFIERS, Notice
 
 # Raw identifiers as written in code and docs, case kept (``trust_remote_code``, ``LLMEngine``).
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
@@ -136,8 +137,11 @@ class GroundingChecker:
                 report["known_not_in_excerpts"].append(identifier)
             else:
                 report["unknown"].append(identifier)
+        unknown = report["unknown"]
         notices = (
-            [f"not found in this repository: {', '.join(report['unknown'])}"] if report["unknown"] else []
+            [Notice(UNKNOWN_IDENTIFIERS, f"not found in this repository: {', '.join(unknown)}")]
+            if unknown
+            else []
         )
         return {"grounding": report, "notices": notices}
 

@@ -12,6 +12,7 @@ from haystack import Document, component
 
 from codeground.components.hub import unavailable
 from codeground.components.inner import LazyComponent, init_parameters, one_line
+from codeground.components.notices import RERANK_UNAVAILABLE, Notice
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def no_opinion(documents: list[Document], why: str) -> dict[str, Any]:
     return {
         "documents": list(documents),
         "reranked": False,
-        "notices": [f"reranking unavailable: {why}; kept the fused order"],
+        "notices": [Notice(RERANK_UNAVAILABLE, f"reranking unavailable: {why}; kept the fused order")],
     }
 
 

@@ -11,6 +11,7 @@ from haystack.dataclasses import ChatMessage
 
 from codeground.components.identifiers import identifier_candidates, looks_like_code
 from codeground.components.inner import LazyComponent, one_line
+from codeground.components.notices import REWRITTEN, SEARCHED_AS_TYPED, Notice
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ class FollowUpRewriter:
             return self._as_typed(question, f"the rewrite dropped {lost[0]!r}")
         if query == question.strip():
             return {"query": question, "rewritten": False, "notices": []}
-        return {"query": query, "rewritten": True, "notices": [f"searched for: {query}"]}
+        return {"query": query, "rewritten": True, "notices": [Notice(REWRITTEN, f"searched for: {query}")]}
 
     @staticmethod
     def _clean(raw: str) -> str:
@@ -110,4 +111,5 @@ class FollowUpRewriter:
 
     @staticmethod
     def _as_typed(question: str, why: str) -> dict[str, Any]:
-        return {"query": question, "rewritten": False, "notices": [f"question searched as typed: {why}"]}
+        notice = Notice(SEARCHED_AS_TYPED, f"question searched as typed: {why}")
+        return {"query": question, "rewritten": False, "notices": [notice]}

@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codeground.components.identifiers import looks_like_code
+from codeground.components.markdown import opening_fence
 from codeground.components.notices import DEGRADED, SEARCHED, kind_of
 
 IMPL_PROMPT_CAP = 2000
@@ -221,7 +222,6 @@ def format_partial(answer_so_far: str, *, status: str = "") -> str:
 
 # -- identifiers the repository does not have --------------------------------------------------------
 UNKNOWN_TITLE = "not found in this repository"
-_FENCE_START = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 # Markdown punctuation written as entities, so text inside inline ``<code>`` stays literal.
 _MD_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_[]~|"}
@@ -319,15 +319,14 @@ def mark_unknown(answer: str, unknown: Iterable[str]) -> str:
     lines = answer.splitlines(keepends=True)
     i = 0
     while i < len(lines):
-        opened = _FENCE_START.match(lines[i].rstrip("\n"))
-        if opened is None or (opened.group(2)[0] == "`" and "`" in opened.group(3)):
+        fence = opening_fence(lines[i])
+        if fence is None:
             text.append(lines[i])
             i += 1
             continue
-        indent, fence, info = opened.groups()
-        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        indent, info = fence.indent, fence.info
         j = i + 1
-        while j < len(lines) and not closing.match(lines[j].rstrip("\n")):
+        while j < len(lines) and not fence.closed_by(lines[j]):
             j += 1
         body, whole = lines[i + 1 : j], "".join(lines[i : j + 1])
         out.append(_mark_text("".join(text), pattern))

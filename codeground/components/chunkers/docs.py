@@ -17,6 +17,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from codeground.components.markdown import Fence, opening_fence
 from codeground.components.records import Source, make_record, source_text
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,6 @@ _RST_ADORNMENT_CHARS = "=-~^\"'`#*+:._<>!$%&,/;?@[\\]{|}()"
 _RST_ADORNMENT = re.compile(r"^([" + re.escape(_RST_ADORNMENT_CHARS) + r"])\1*$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
 _NOT_SETEXT_TITLE = re.compile(r"^(?:\s{4}|\s*(?:[-*+](?:\s|$)|\d+[.)](?:\s|$)|[>|<]|`{3}|~{3}))")
 _EXPLICIT_MARKUP = re.compile(r"^(\s*)\.\.(?:\s+(.*))?$")
@@ -88,29 +88,23 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-def _fence_close(line: str, fence: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= len(fence)
-
-
 def _markdown_headings(lines: list[str]) -> list[_Heading]:
     """ATX and setext headings outside fenced code blocks and front matter."""
     headings: list[_Heading] = []
-    fence: str | None = None
+    fence: Fence | None = None
     i = _front_matter_end(lines)
     prev_boundary = i - 1  # index of the last line after which a setext title may start
     n = len(lines)
     while i < n:
         line = lines[i].rstrip()
         if fence is not None:
-            if _fence_close(line, fence):
+            if fence.closed_by(line):
                 fence = None
                 prev_boundary = i
             i += 1
             continue
-        opened = _FENCE_OPEN.match(line)
-        if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
-            fence = opened.group(1)
+        fence = opening_fence(line)
+        if fence is not None:
             i += 1
             continue
         atx = _ATX.match(line)
@@ -220,12 +214,12 @@ def _scan_residue(lines: list[str], skip: set[int], markdown: bool) -> tuple[boo
             i = _block_end(lines, i, len(markup.group(1)))
             continue
         if markdown:
-            fence = _FENCE_OPEN.match(line)
+            fence = opening_fence(line)
             if fence:
                 end = i + 1
-                while end < n and not _fence_close(lines[end].rstrip(), fence.group(1)):
+                while end < n and not fence.closed_by(lines[end]):
                     end += 1
-                myst = _MYST_DIRECTIVE.match(fence.group(2).strip())
+                myst = _MYST_DIRECTIVE.match(fence.info)
                 if not myst:
                     return True, has_autodoc
                 name = myst.group(1).lower()

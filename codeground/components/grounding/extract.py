@@ -52,6 +52,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from codeground.components.identifiers import is_snake, looks_like_code
+from codeground.components.markdown import opening_fence
 
 # -- the allowlist -----------------------------------------------------------------------------------
 #: Common standard-library modules: a dotted name rooted at one (``os.path.join``) is not a repository claim.
@@ -122,7 +123,6 @@ _FILE_EXTENSIONS = "py|pyi|pyx|ipynb|md|rst|txt|json|jsonl|ya?ml|toml|ini|sh|htm
 _TLDS = frozenset({"com", "org", "net", "edu", "gov"})
 
 # -- patterns ----------------------------------------------------------------------------------------
-_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)")
 _INLINE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _URLS_AND_PATHS = re.compile(
     r"(?:https?|ftp|file)://\S+|www\.\S+"  # URLs
@@ -179,16 +179,15 @@ def _segments(answer: str) -> list[tuple[str, str]]:
     lines = answer.splitlines(keepends=True)
     i = 0
     while i < len(lines):
-        opened = _FENCE_OPEN.match(lines[i])
-        if not opened:
+        fence = opening_fence(lines[i])
+        if fence is None:
             prose.append(lines[i])
             i += 1
             continue
-        fence, lang = opened.group(1), opened.group(2).lower()
-        closing = re.compile(rf"^[ \t]{{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        lang = fence.language
         body: list[str] = []
         i += 1
-        while i < len(lines) and not closing.match(lines[i].rstrip("\r\n")):
+        while i < len(lines) and not fence.closed_by(lines[i]):
             body.append(lines[i])
             i += 1
         i += 1  # the closing fence (or past the end: an unterminated fence runs to the end)

@@ -1,0 +1,60 @@
+"""Fenced code blocks in Markdown, found one way everywhere (the docs chunker, the grounding check,
+the chat's marking of unknown names).
+
+Rule (CommonMark's fences, read line by line):
+- a fence opens with three or more backticks or tildes; a backtick fence's info string may not
+  contain a backtick (so ````` ``x`` ````` prose and ```` ```inline``` ```` are not fences);
+- it closes at a line holding only the same character, at least as many times (spaces around
+  allowed), or runs to the end of the text;
+- the info string's first word is the language (lowercased).
+Indentation is allowed before either (CommonMark allows three spaces outside containers; a fence in
+a list item is indented further, and a line reader does not track containers).
+
+Usage:
+```python
+from codeground.components.markdown import opening_fence
+
+fence = opening_fence("  ```Python title=x")
+assert fence.language == "python" and fence.closed_by("  ````") and not fence.closed_by("``` x")
+assert opening_fence("```inline``` code") is None and opening_fence("~~~") is not None
+```
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+
+
+@dataclass(frozen=True)
+class Fence:
+    """An opening fence: its indentation, its marker (```` ``` ```` or ``~~~``, with its length) and
+    its info string."""
+
+    indent: str
+    marker: str
+    info: str
+
+    @property
+    def language(self) -> str:
+        """The info string's first word, lowercased (``""`` when there is none)."""
+        words = self.info.split()
+        return words[0].lower() if words else ""
+
+    def closed_by(self, line: str) -> bool:
+        """Whether ``line`` closes this fence."""
+        stripped = line.strip()
+        return len(stripped) >= len(self.marker) and set(stripped) == {self.marker[0]}
+
+
+def opening_fence(line: str) -> Fence | None:
+    """The fence ``line`` opens, or ``None``."""
+    match = _OPEN.match(line.rstrip("\r\n"))
+    if match is None:
+        return None
+    indent, marker, info = match.groups()
+    if marker[0] == "`" and "`" in info:
+        return None
+    return Fence(indent, marker, info.strip())

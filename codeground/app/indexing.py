@@ -30,6 +30,7 @@ from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifes
 from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import disagreeing, record_counts
+from codeground.components.llm_errors import ollama_fix
 
 BATCH_FILES = 64
 # With fewer files than this, chunking stays in this process: a worker costs a Python start-up.
@@ -324,11 +325,8 @@ def failure_line(exc: BaseException) -> str:
     message = " ".join(str(cause).split())
     if isinstance(exc, PipelineRuntimeError) and "Error:" in message and cause is exc:
         message = message.split("Error:", 1)[1].strip()
-    hint = ""
-    if "ollama" in f"{where} {message}".lower():
-        hint = "; start Ollama and pull the model with `codeground ollama serve`"
     detail = message[:240] or cause.__class__.__name__
-    return f"{where}: {detail}{hint}"
+    return f"{where}: {detail}{ollama_fix(f'{where} {message}')}"
 
 
 def _embedder(pipeline, roles: IndexRoles) -> Any:

@@ -29,6 +29,7 @@ from codeground.app.manifest import EmbedderIdentity, Manifest, embedder_identit
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, record_counts
+from codeground.components.llm_errors import ollama_fix
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
@@ -213,9 +214,7 @@ class QueryEngine:
             raise
         except Exception as exc:  # noqa: BLE001
             message = " ".join(str(exc).split())[:300]
-            if "Failed to connect to Ollama" in message or "try pulling it first" in message:
-                message += "; start Ollama and pull the model with `codeground ollama serve`"
-            raise CodegroundError(f"the query pipeline failed: {message}") from exc
+            raise CodegroundError(f"the query pipeline failed: {message}{ollama_fix(message)}") from exc
 
     def search(self, question: str, *, k: int = 10, history: list | None = None) -> QueryResult:
         """Retrieval only: ranked sources and notices."""

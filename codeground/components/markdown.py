@@ -14,9 +14,10 @@ Usage:
 ```python
 from codeground.components.markdown import opening_fence
 
-fence = opening_fence("  ```Python title=x")
-assert fence.language == "python" and fence.closed_by("  ````") and not fence.closed_by("``` x")
-assert opening_fence("```inline``` code") is None and opening_fence("~~~") is not None
+ticks = "`" * 3
+fence = opening_fence(f"  {ticks}Python title=x")
+assert fence.language == "python" and fence.closed_by(f"  {ticks}`") and not fence.closed_by(f"{ticks} x")
+assert opening_fence(f"{ticks}inline{ticks} code") is None and opening_fence("~~~") is not None
 ```
 """
 

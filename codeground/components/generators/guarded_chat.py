@@ -9,6 +9,7 @@ from haystack import Document, component
 from haystack.dataclasses import ChatMessage, StreamingChunk
 
 from codeground.components.inner import LazyComponent, init_parameters, one_line
+from codeground.components.llm_errors import explain_llm_failure
 from codeground.components.notices import LLM_FAILED, Notice
 from codeground.components.notices import NOTHING_FOUND as NOTHING_FOUND_KIND
 
@@ -18,39 +19,6 @@ NOTHING_FOUND = (
     "This repository has nothing on that: no file in the index matched the question, so there is "
     "nothing to answer from. Try other words, or the name of a class, function or file."
 )
-
-
-def explain_llm_failure(
-    exc: BaseException, *, url: str | None, model: str | None, openai_compatible: bool = False
-) -> str:
-    """One line telling the user what failed and what to do about it."""
-    name = exc.__class__.__name__
-    text = str(exc)
-    where = url or "the configured server"
-    status = getattr(exc, "status_code", None)
-    if status == 404 or "not found" in text.lower():
-        return (
-            f"model {model!r} is not available on {where}: run `ollama pull {model}` (or pick another model)"
-        )
-    if "Timeout" in name or isinstance(exc, TimeoutError):
-        return (
-            f"the LLM server at {where} did not answer in time: is {model!r} too big for this machine? "
-            "Try a smaller model or raise the timeout"
-        )
-    if "RemoteProtocol" in name or "incomplete" in text.lower():
-        return f"the LLM server at {where} closed the answer stream mid-answer; ask again"
-    if openai_compatible and (
-        isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower()
-    ):
-        return f"cannot reach the OpenAI-compatible endpoint at {where}: check CODEGROUND_OPENAI_BASE_URL"
-    if isinstance(exc, ConnectionError) or "Connect" in name or "connection" in text.lower():
-        return (
-            f"cannot reach the LLM server at {where}: start it with `ollama serve` "
-            "(or `just ollama`), or point OLLAMA_HOST at a running server"
-        )
-    if status is not None:
-        return f"the LLM server at {where} answered HTTP {status}: {one_line(exc)}"
-    return f"the LLM call failed: {one_line(exc)}"
 
 
 @component

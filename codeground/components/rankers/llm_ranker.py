@@ -16,7 +16,7 @@ from typing import Any
 from haystack import Document, component
 from haystack.dataclasses import ChatMessage
 
-from codeground.components.inner import one_line
+from codeground.components.llm_errors import explain_llm_failure
 from codeground.components.rankers.fallback import no_opinion
 
 logger = logging.getLogger(__name__)
@@ -257,21 +257,13 @@ class OllamaLLMRanker:
 
     def _failure(self, exc: BaseException) -> _NoOpinion:
         """What a failed request means for the user, and whether a second attempt may help."""
-        import httpx
         from ollama import ResponseError
 
-        if isinstance(exc, ResponseError):
+        why = explain_llm_failure(exc, url=self.url, model=self.model, timeout_s=self._timeout)
+        if isinstance(exc, ResponseError):  # a client error will not go away on a second attempt
             status = exc.status_code
-            if status == 404:
-                why = f"model {self.model!r} is not on {self.url} (run `ollama pull {self.model}`)"
-            else:
-                why = f"{self.url} answered HTTP {status}: {' '.join(str(exc.error).split())[:120]}"
             return _NoOpinion(why, retry=not (400 <= status < 500 and status != 429))
-        if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
-            return _NoOpinion(f"no answer within {self._timeout:g} s")
-        if isinstance(exc, (ConnectionError, httpx.TransportError)):
-            return _NoOpinion(f"cannot reach the LLM server at {self.url} (start it with `ollama serve`)")
-        return _NoOpinion(one_line(exc))
+        return _NoOpinion(why)
 
     def _scores(self, result: dict[str, Any], n: int) -> list[float]:
         replies = result.get("replies") or []

@@ -10,7 +10,8 @@ from haystack import component
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.identifiers import identifier_candidates, looks_like_code
-from codeground.components.inner import LazyComponent, one_line
+from codeground.components.inner import LazyComponent, init_parameters
+from codeground.components.llm_errors import explain_llm_failure
 from codeground.components.notices import REWRITTEN, SEARCHED_AS_TYPED, Notice
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,10 @@ class FollowUpRewriter:
             replies = generator.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
             raw = (replies[0].text or "") if replies else ""
         except Exception as exc:  # noqa: BLE001
-            return self._as_typed(question, f"the rewrite model failed ({one_line(exc)})")
+            params = init_parameters(self.generator)
+            url, model = params.get("url") or params.get("api_base_url"), params.get("model")
+            why = explain_llm_failure(exc, url=url, model=model, openai_compatible="api_base_url" in params)
+            return self._as_typed(question, f"the rewrite model failed ({why})")
         query = self._clean(raw)
         if not query:
             return self._as_typed(question, "the rewrite model returned nothing")

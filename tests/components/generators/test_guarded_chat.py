@@ -122,3 +122,16 @@ def test_round_trips_through_serialization(fake_ollama):
     fake_ollama.configure(models=["llama3:8b"])
     notice = again.run(messages=_messages())["notices"][0]
     assert fake_ollama.url in notice and f"ollama pull {MODEL}" in notice
+
+
+def test_one_wording_for_an_llm_failure_in_the_answer_the_reranker_and_the_rewriter():
+    """The generator, the LLM reranker and the follow-up rewriter explain a failure with the same line."""
+    import httpx
+
+    from codeground.components.llm_errors import explain_llm_failure
+
+    down = httpx.ConnectError("connection refused")
+    line = explain_llm_failure(down, url="http://127.0.0.1:9", model="m")
+    assert line.startswith("cannot reach the LLM server at http://127.0.0.1:9: start it with `ollama serve`")
+    slow = explain_llm_failure(httpx.ReadTimeout("timed out"), url="u", model="m", timeout_s=0.5)
+    assert "did not answer in time" in slow and slow.endswith("no answer within 0.5 s")

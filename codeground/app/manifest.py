@@ -97,7 +97,7 @@ class Manifest:
     format: int = FORMAT
     chunk_count: int = 0
     embedding_dim: int | None = None
-    embedder_kind: str | None = None  # None in manifests written before kinds were recorded
+    embedder_kind: str | None = None  # None: the index has no dense vectors
     records_by_type: dict[str, int] = field(default_factory=dict)
     walk: dict[str, Any] = field(default_factory=dict)
     files: dict[str, FileEntry] = field(default_factory=dict)
@@ -113,25 +113,21 @@ class Manifest:
 
     @property
     def embedder_identity(self) -> EmbedderIdentity | None:
-        """The identity of the embedder that built this index (kind unknown in older manifests)."""
+        """The identity of the embedder that built this index (None: it has no dense vectors)."""
         if self.embedder is None and self.embedder_kind is None:
             return None
-        return EmbedderIdentity(self.embedder_kind or "unrecorded embedder", self.embedder)
+        return EmbedderIdentity(self.embedder_kind or "", self.embedder)
 
     def embedded_by(self, other: EmbedderIdentity | None) -> bool:
-        """Whether vectors from ``other`` can be compared with this index's (an older manifest without
-        a recorded kind is matched on the model alone)."""
-        if other is None:
-            return True
-        if self.embedder_kind is None:
-            return self.embedder == other.model
-        return self.embedder_identity == other
+        """Whether vectors from ``other`` can be compared with this index's."""
+        return other is None or self.embedder_identity == other
 
     @classmethod
     def load(cls, gen: Path) -> Manifest | None:
         """The manifest of generation ``gen``, or ``None`` if missing or unreadable."""
         try:
             raw = orjson.loads((gen / MANIFEST).read_bytes())
+            raw.setdefault("format", 1)  # the first manifests did not write it
             raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
             return cls(**raw)
         except (OSError, ValueError, TypeError):

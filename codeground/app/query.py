@@ -25,7 +25,7 @@ from codeground.app.concept_prompt import ConceptPrompt, resolve_concept_prompt
 from codeground.app.embedder_probe import check_text_embedder
 from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir
-from codeground.app.manifest import EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, record_counts
@@ -78,6 +78,11 @@ def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
         raise CodegroundError(
             f"the index in {location.path} has no readable manifest: "
             "rebuild it with `codeground index PATH --full`"
+        )
+    if manifest.format != FORMAT:
+        raise CodegroundError(
+            f"the index in {location.path} was built by another codeground (index format {manifest.format}, "
+            f"this one reads {FORMAT}): rebuild it with `codeground index {manifest.root} --full`"
         )
     return gen, manifest
 

@@ -77,9 +77,14 @@ def test_an_index_accepts_only_its_own_kind_and_model():
     assert manifest.embedded_by(None)  # a pipeline that embeds nothing reads any index
 
 
-def test_a_manifest_from_before_kinds_were_recorded_is_matched_on_the_model_alone(tmp_path):
-    (tmp_path / "manifest.json").write_text('{"embedder": "m", "settings": "s", "root": "/r"}')
-    old = Manifest.load(tmp_path)
-    assert old.embedder_kind is None
-    assert old.embedded_by(EmbedderIdentity("AnyEmbedder", "m"))
-    assert not old.embedded_by(EmbedderIdentity("AnyEmbedder", "n"))
+def test_an_index_of_another_format_is_refused_with_the_command_that_rebuilds_it(tmp_path):
+    from codeground.app.errors import CodegroundError
+    from codeground.app.query import open_index
+
+    gen = tmp_path / "idx" / "gen-1"
+    gen.mkdir(parents=True)
+    (tmp_path / "idx" / "CURRENT").write_text("gen-1\n")
+    (gen / "manifest.json").write_text('{"embedder": "m", "settings": "s", "root": "/r"}')  # the first format
+    assert Manifest.load(gen).format == 1
+    with pytest.raises(CodegroundError, match=r"index format 1.*`codeground index /r --full`"):
+        open_index(tmp_path / "idx")

@@ -108,3 +108,17 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def codeground_components_allowed():
+    """Let Haystack deserialize codeground's own components (its public, process-wide allowlist, as
+    ``codeground.components.inner`` does); a context so call sites read as a scope."""
+    import contextlib
+
+    from haystack.core.serialization import allow_deserialization_module
+
+    from codeground.components.inner import ALLOWED_MODULES
+
+    for pattern in ALLOWED_MODULES:
+        allow_deserialization_module(pattern)
+    return contextlib.nullcontext()

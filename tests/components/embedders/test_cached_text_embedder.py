@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 
 from codeground.components.embedders.cached_text import CachedTextEmbedder
+from tests.conftest import codeground_components_allowed
 
 ST_TEXT = ("haystack_integrations.components.embedders.sentence_transformers."
            "sentence_transformers_text_embedder.SentenceTransformersTextEmbedder")
@@ -91,7 +91,7 @@ def test_round_trips_through_serialization():
     embedder = CachedTextEmbedder(embedder=_spec(), cache_size=64)
     data = component_to_dict(embedder, "query_embedder")
     assert data["init_parameters"] == {"embedder": _spec(), "cache_size": 64}
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(CachedTextEmbedder, data, "query_embedder")
         again_data = component_to_dict(again, "query_embedder")
         assert component_to_dict(component_from_dict(CachedTextEmbedder, again_data, "q"), "q") == again_data

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 
 from codeground.components.embedders import openvino_export
 from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
 from codeground.components.embedders.openvino_export import exported_model
 from codeground.components.embedders.openvino_text import OpenVINOTextEmbedder
+from tests.conftest import codeground_components_allowed
 
 pytestmark = pytest.mark.slow
 
@@ -120,7 +120,7 @@ def test_embedders_round_trip_through_yaml_dicts(minilm):
         OpenVINOTextEmbedder(model=minilm, prefix="q: "),
     ):
         data = component_to_dict(original, "embedder")
-        with _deserialization_context(allowed_modules=["codeground.components.*"]):
+        with codeground_components_allowed():
             rebuilt = component_from_dict(type(original), data, "embedder")
         assert component_to_dict(rebuilt, "embedder") == data
 

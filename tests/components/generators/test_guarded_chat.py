@@ -6,10 +6,10 @@ import socket
 import time
 
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 from haystack.dataclasses import ChatMessage, StreamingChunk
 
 from codeground.components.generators.guarded_chat import GuardedChatGenerator
+from tests.conftest import codeground_components_allowed
 from tests.fake_ollama import tokenize
 
 OLLAMA_CHAT = "haystack_integrations.components.generators.ollama.chat.chat_generator.OllamaChatGenerator"
@@ -109,7 +109,7 @@ def test_round_trips_through_serialization(fake_ollama):
     llm = _llm(fake_ollama.url)
     data = component_to_dict(llm, "llm")
     assert data["init_parameters"] == {"generator": llm.generator}
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(GuardedChatGenerator, data, "llm")
         again_data = component_to_dict(again, "llm")
         third = component_from_dict(GuardedChatGenerator, again_data, "llm")

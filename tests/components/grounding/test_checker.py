@@ -7,12 +7,12 @@ import copy
 import pytest
 from haystack import Document, Pipeline
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.grounding.checker import GroundingChecker
 from codeground.components.records import provenance_header, record_id
 from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+from tests.conftest import codeground_components_allowed
 
 
 def _record(path: str, symbol: str, line: int, source_type: str, content: str, **meta) -> Document:
@@ -160,7 +160,7 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
         data["init_parameters"]["document_store"]["type"]
         == "codeground.components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
     )
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(GroundingChecker, data, "grounding")
     assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert again.allowlist == ["torch"]
@@ -169,7 +169,7 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
 
 def test_round_trips_without_a_store():
     data = component_to_dict(GroundingChecker(), "grounding")
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(GroundingChecker, data, "grounding")
     assert again.document_store is None and again.allowlist is None
 

@@ -8,11 +8,10 @@ import time
 import pytest
 from haystack import Document, component
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 
 import codeground.components.inner as inner_module
 from codeground.components.rankers.fallback import FallbackRanker
-from tests.conftest import closed_port
+from tests.conftest import closed_port, codeground_components_allowed
 
 ST_RANKER = ("haystack_integrations.components.rankers.sentence_transformers."
              "sentence_transformers_similarity.SentenceTransformersSimilarityRanker")
@@ -215,7 +214,7 @@ def test_init_parameters_round_trip():
     data = component_to_dict(ranker, "ranker")
     assert data["init_parameters"] == {"ranker": _spec("cross-encoder/ms-marco-MiniLM-L-6-v2"),
                                        "max_chars": 1500, "timeout_s": 5}
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(FallbackRanker, data, "ranker")
         again_data = component_to_dict(again, "ranker")
         assert component_to_dict(component_from_dict(FallbackRanker, again_data, "ranker"), "r") == again_data

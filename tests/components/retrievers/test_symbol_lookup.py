@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 
 from codeground.components.records import provenance_header, record_id
 from codeground.components.retrievers.symbol_lookup import SymbolRetriever
 from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+from tests.conftest import codeground_components_allowed
 
 
 def _record(
@@ -141,7 +141,7 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
     data = component_to_dict(retriever, "symbols")
     store_type = data["init_parameters"]["document_store"]["type"]
     assert store_type == "codeground.components.stores.sqlite_bm25.SQLiteBM25DocumentStore"
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(SymbolRetriever, data, "symbols")
     assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert (again.top_k, again.max_symbols_per_key, again.source_types) == (3, 2, ["api"])

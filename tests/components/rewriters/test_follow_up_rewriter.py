@@ -5,10 +5,10 @@ from __future__ import annotations
 import socket
 
 from haystack.core.serialization import component_from_dict, component_to_dict
-from haystack.core.serialization_security import _deserialization_context
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.rewriters.follow_up import FollowUpRewriter
+from tests.conftest import codeground_components_allowed
 
 OLLAMA_CHAT = "haystack_integrations.components.generators.ollama.chat.chat_generator.OllamaChatGenerator"
 MODEL = "qwen2.5-coder:1.5b"
@@ -150,7 +150,7 @@ def test_round_trips_through_serialization(fake_ollama):
     data = component_to_dict(rewriter, "rewriter")
     assert data["init_parameters"] == {"generator": _spec(fake_ollama.url), "max_chars": 200,
                                        "max_history_messages": 4}
-    with _deserialization_context(allowed_modules=["codeground.components.*"]):
+    with codeground_components_allowed():
         again = component_from_dict(FollowUpRewriter, data, "rewriter")
         again_data = component_to_dict(again, "rewriter")
         assert component_to_dict(component_from_dict(FollowUpRewriter, again_data, "r"), "r") == again_data

@@ -1,7 +1,8 @@
-"""Symbol hits join the fused list after fusion, never displacing a fused result."""
+"""Symbol hits join the fused list: a symbol the question names goes first, other hits after."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component
@@ -9,11 +10,17 @@ from haystack import Document, component
 
 @component
 class SymbolHitMerger:
-    """Append exact-symbol hits after the fused candidates, deduplicated by id.
+    """Put the records of the symbols the question names first; append the other symbol hits.
 
-    Rule: symbol hits are added *after* reciprocal rank fusion so they never push a
-    fused result out of the pool before reranking; a hit already in the pool is not added twice.
-    The symbol hits are also passed on unchanged (``symbol_documents``) for re-seating.
+    Rules:
+    - A symbol the question names in full (``named_documents``: ``Trainer.fit``) is the first
+      answer: every record of that symbol leads the list, those fusion found in fusion's order, then
+      the symbol's first record, ahead of the other fused candidates, with the list's top score where
+      their own is lower, so the scores still read best first. Connected in
+      ``query_named_first.yaml`` only (README, "Measured": it costs one dev question at R@1).
+    - Other symbol hits (a name several symbols share) are added *after* the fused candidates, so
+      they never push a fused result out of the pool; nothing appears twice.
+    - The symbol hits are also passed on unchanged (``symbol_documents``) for re-seating.
 
     Usage:
     ```python
@@ -24,6 +31,8 @@ class SymbolHitMerger:
     named = [Document(id="b", content="b"), Document(id="s", content="s")]
     out = SymbolHitMerger().run(documents=fused, symbol_documents=named)
     assert [d.id for d in out["documents"]] == ["a", "b", "s"]  # fused + new symbol hits
+    out = SymbolHitMerger().run(documents=fused, symbol_documents=named, named_documents=[named[1]])
+    assert [d.id for d in out["documents"]] == ["s", "a", "b"]  # a named symbol leads
     ```
     """
 
@@ -32,12 +41,30 @@ class SymbolHitMerger:
 
     @component.output_types(documents=list[Document], symbol_documents=list[Document])
     def run(
-        self, documents: list[Document], symbol_documents: list[Document] | None = None
+        self,
+        documents: list[Document],
+        symbol_documents: list[Document] | None = None,
+        named_documents: list[Document] | None = None,
     ) -> dict[str, Any]:
-        """``documents`` followed by the symbol hits not already among them."""
+        """The named symbols' records, then ``documents``, then the other symbol hits."""
         symbol_documents = list(symbol_documents or [])
-        seen = {d.id for d in documents}
-        merged = list(documents)
+        # every record of a named symbol leads: those fusion found in its order, then the named record
+        named = list(named_documents or [])
+        symbols = {d.meta.get("symbol") for d in named} - {None}
+        leading = [d for d in documents if d.meta.get("symbol") in symbols] + named
+        # a leading record ranks with the best: it gets the list's top score if its own is lower
+        best = max((d.score for d in documents if d.score is not None), default=None)
+        lead: dict[str, Document] = {}
+        for doc in leading:
+            own = doc.score
+            score = best if own is None or (best is not None and own < best) else own
+            lead.setdefault(doc.id, replace(doc, score=score))
+        seen = set(lead)
+        merged = list(lead.values())
+        for doc in documents:
+            if doc.id not in seen:
+                seen.add(doc.id)
+                merged.append(doc)
         for doc in symbol_documents:
             if doc.id not in seen:
                 seen.add(doc.id)

@@ -27,6 +27,8 @@ class SymbolRetriever:
       be a lookup (``forward`` in a model zoo) and is ignored.
     - Each matched symbol contributes its first record (lowest line); at most ``top_k`` records, in
       the order the question names them, full-symbol matches first.
+    - ``named`` holds the records of the symbols the question names in full: a dotted name that is
+      exactly one symbol (``Trainer.fit``, ``LLMEngine.add_request``); a bare name is not enough.
 
     Usage:
     ```python
@@ -91,19 +93,22 @@ class SymbolRetriever:
         self.warm_up()
         return set(self._by_key or {})
 
-    @component.output_types(documents=list[Document])
+    @component.output_types(documents=list[Document], named=list[Document])
     def run(self, query: str) -> dict[str, list[Document]]:
-        """Records whose symbols the query names, best first."""
+        """Records whose symbols the query names, best first; ``named``: those it names beyond doubt."""
         self.warm_up()
         quoted = {t for m in _BACKTICKED.findall(query) for t in identifier_candidates(m)}
         exact: list[str] = []
         partial: list[str] = []
+        certain: set[str] = set()
         for token in identifier_candidates(query):
             if not (looks_like_code(token) or token in quoted):
                 continue
             symbols = (self._by_key or {}).get(token)
             if not symbols or len(symbols) > self.max_symbols_per_key:
                 continue
+            if symbols == [token] and "." in token:  # a dotted name written out in full
+                certain.add(token)
             for symbol in symbols:
                 (exact if symbol == token else partial).append(symbol)
         chosen: list[str] = []
@@ -118,7 +123,8 @@ class SymbolRetriever:
             filters = {"field": "id", "operator": "in", "value": chosen}
             found = {d.id: d for d in self.document_store.filter_documents(filters=filters)}
         docs = [found[i] for i in chosen if i in found]
-        return {"documents": docs}
+        named_ids = {self._first_record[s] for s in certain}
+        return {"documents": docs, "named": [d for d in docs if d.id in named_ids]}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(

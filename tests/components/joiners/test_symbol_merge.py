@@ -11,9 +11,18 @@ from codeground.components.joiners.symbol_merge import SymbolHitMerger
 
 
 def _doc(name: str, score: float | None = None, path: str = "a.py") -> Document:
-    return Document(id=f"{path}:{name}:1", content=f"def {name}(): ...", score=score,
-                    meta={"file_path": path, "symbol": name, "source_type": "impl", "start_line": 1,
-                          "header": f"File: {path} | Symbol: {name} | Type: impl"})
+    return Document(
+        id=f"{path}:{name}:1",
+        content=f"def {name}(): ...",
+        score=score,
+        meta={
+            "file_path": path,
+            "symbol": name,
+            "source_type": "impl",
+            "start_line": 1,
+            "header": f"File: {path} | Symbol: {name} | Type: impl",
+        },
+    )
 
 
 def _snapshot(docs: list[Document]) -> list[tuple]:
@@ -69,3 +78,23 @@ def test_symbol_merge_round_trips_through_serialization():
     kind = "codeground.components.joiners.symbol_merge.SymbolHitMerger"
     assert data == {"type": kind, "init_parameters": {}}
     assert isinstance(component_from_dict(SymbolHitMerger, data, "merge"), SymbolHitMerger)
+
+
+def _named(i, symbol, score=None):
+    return Document(id=i, content=i, meta={"symbol": symbol}, score=score)
+
+
+def test_a_named_symbols_records_lead_in_fusions_order_and_the_scores_still_read_best_first():
+    fused = [_named("x", "X.other", 0.9), _named("body", "T.fit", 0.5), _named("y", "Y", 0.4)]
+    named = [_named("api", "T.fit")]
+    out = SymbolHitMerger().run(documents=fused, symbol_documents=named, named_documents=named)["documents"]
+    assert [d.id for d in out] == ["body", "api", "x", "y"]
+    scores = [d.score for d in out]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 0.9
+    assert fused[1].score == 0.5 and named[0].score is None  # inputs are not changed
+
+
+def test_without_named_symbols_the_hits_are_appended_as_before():
+    fused = [_named("x", "X", 0.9)]
+    out = SymbolHitMerger().run(documents=fused, symbol_documents=[_named("s", "S")])["documents"]
+    assert [d.id for d in out] == ["x", "s"]

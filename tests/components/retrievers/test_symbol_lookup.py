@@ -146,3 +146,9 @@ def test_round_trips_through_serialization_with_its_store(tmp_path):
     assert isinstance(again.document_store, SQLiteBM25DocumentStore)
     assert (again.top_k, again.max_symbols_per_key, again.source_types) == (3, 2, ["api"])
     assert component_to_dict(again, "symbols") == data
+
+
+def test_named_holds_only_symbols_the_question_writes_out_in_full(retriever):
+    out = retriever.run(query="What does Trainer.fit return, and what does add_request do?")
+    assert [d.meta["symbol"] for d in out["named"]] == ["Trainer.fit"]  # add_request alone is not named
+    assert retriever.run(query="How do I use `Trainer`?")["named"] == []

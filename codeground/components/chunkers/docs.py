@@ -57,6 +57,8 @@ _DIRECTIVE = re.compile(r"^([\w:.-]+)::(?:\s|$)")
 _MYST_DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
 _MARKDOWN_ANCHOR = re.compile(r"^\s*(?:\(\S+\)=|\[\]\(\)\{[^}]*\})\s*$")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,11 @@ class DocsChunker:
       (also MyST ``{automodule}``/``{eval-rst}`` fences and mkdocstrings ``:::`` blocks) yields nothing.
     - Content is the exact slice ``text[start_char:end_char]``; leading blank lines and trailing
       whitespace are left out of the slice. ``source_type`` is ``docs``.
+    - A Markdown table longer than ``table_rows_over_chars`` (one excerpt's worth: it would be cut
+      into pieces that each hold many rows) also yields one record per row, as questions ask about
+      one row: the row's exact line, ``symbol`` its section path and first cell, ``parent`` the
+      section record's id, and the table's column names in the provenance header (so BM25 and the
+      embedder read them with the row).
 
     Usage example:
     ```python
@@ -278,15 +285,24 @@ class DocsChunker:
     ```
     """
 
-    def __init__(self, *, drop_autodoc_pages: bool = True, heading_separator: str = " > ") -> None:
+    def __init__(
+        self,
+        *,
+        drop_autodoc_pages: bool = True,
+        heading_separator: str = " > ",
+        table_rows_over_chars: int | None = None,
+    ) -> None:
         """
         Create a DocsChunker.
 
         :param drop_autodoc_pages: Drop pages that hold nothing but autodoc/toctree directives and headings.
         :param heading_separator: The string joining the titles of a heading path in ``symbol``.
+        :param table_rows_over_chars: a Markdown table longer than this also yields a record per row
+            (``None``: never).
         """
         self.drop_autodoc_pages = drop_autodoc_pages
         self.heading_separator = heading_separator
+        self.table_rows_over_chars = table_rows_over_chars
 
     @component.output_types(documents=list[Document])
     def run(self, sources: list[Source]) -> dict[str, Any]:
@@ -372,14 +388,60 @@ class DocsChunker:
             lead = piece[: len(piece) - len(stripped)]
             start += lead.rfind("\n") + 1
             end = start + len(text[start:end].rstrip())
-            records.append(
-                make_record(
-                    text=text,
-                    file_path=file_path,
-                    symbol=symbol,
-                    source_type="docs",
-                    start_char=start,
-                    end_char=end,
-                )
+            section = make_record(
+                text=text,
+                file_path=file_path,
+                symbol=symbol,
+                source_type="docs",
+                start_char=start,
+                end_char=end,
             )
+            records.append(section)
+            if self.table_rows_over_chars is not None and not file_path.lower().endswith(RST_SUFFIXES):
+                records.extend(self._table_rows(text, file_path, section))
         return records
+
+    def _table_rows(self, text: str, file_path: str, section: Document) -> list[Document]:
+        """One record per row of each table in ``section`` longer than ``table_rows_over_chars``."""
+        start, end = section.meta["start_char"], section.meta["end_char"]
+        lines, offsets = _split_lines(text[start:end])
+        rows: list[Document] = []
+        fence: Fence | None = None
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            if fence is not None:
+                fence = None if fence.closed_by(line) else fence
+                i += 1
+                continue
+            fence = opening_fence(line)
+            header_ok = _TABLE_ROW.match(line) and i + 1 < len(lines) and _TABLE_DELIMITER.match(lines[i + 1])
+            if fence is not None or not header_ok or "|" not in lines[i + 1]:
+                i += 1
+                continue
+            body = i + 2
+            last = body
+            while last < len(lines) and _TABLE_ROW.match(lines[last]):
+                last += 1
+            table_chars = offsets[last - 1] + len(lines[last - 1]) - offsets[i] if last > body else 0
+            if last > body and table_chars > self.table_rows_over_chars:
+                columns = [c.strip() for c in line.strip().strip("|").split("|")]
+                for j in range(body, last):
+                    row_start = start + offsets[j] + (len(lines[j]) - len(lines[j].lstrip()))
+                    row_end = start + offsets[j] + len(lines[j].rstrip())
+                    first_cell = lines[j].strip().strip("|").split("|")[0].strip().strip("`*_ ")
+                    cell = first_cell or f"row {j - body + 1}"
+                    name = f"{section.meta['symbol']}{self.heading_separator}{cell}"
+                    row = make_record(
+                        text=text,
+                        file_path=file_path,
+                        symbol=name,
+                        source_type="docs",
+                        start_char=row_start,
+                        end_char=row_end,
+                        extra_meta={"parent": section.id},
+                    )
+                    row.meta["header"] += f" | Columns: {', '.join(c for c in columns if c)}"
+                    rows.append(row)
+            i = max(last, i + 1)
+        return rows

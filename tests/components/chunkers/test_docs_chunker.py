@@ -280,9 +280,50 @@ def test_run_does_not_mutate_sources():
 
 
 def test_to_dict_round_trip():
-    chunker = DocsChunker(drop_autodoc_pages=False, heading_separator=" / ")
+    chunker = DocsChunker(drop_autodoc_pages=False, heading_separator=" / ", table_rows_over_chars=900)
     data = component_to_dict(chunker, "docs")
-    assert data["init_parameters"] == {"drop_autodoc_pages": False, "heading_separator": " / "}
+    assert data["init_parameters"] == {
+        "drop_autodoc_pages": False,
+        "heading_separator": " / ",
+        "table_rows_over_chars": 900,
+    }
     restored = default_from_dict(DocsChunker, data)
     assert restored.drop_autodoc_pages is False
     assert restored.heading_separator == " / "
+
+
+def _big_table_page() -> str:
+    rows = "".join(f"| `Model{i}ForCausalLM` | Family {i} | `org/model-{i}` | yes |\n" for i in range(60))
+    return (
+        "# Models\n\nIntro.\n\n## Text generation\n\n"
+        "| Architecture | Models | Example HF Models | LoRA |\n|---|---|---|---|\n" + rows + "\nAfter.\n"
+    )
+
+
+def test_a_table_longer_than_one_excerpt_also_yields_a_record_per_row_citing_its_own_line():
+    text = _big_table_page()
+    docs = _chunk(text, table_rows_over_chars=2000)
+    sections = [d for d in docs if "parent" not in d.meta]
+    rows = [d for d in docs if "parent" in d.meta]
+    assert [d.meta["symbol"] for d in sections] == ["Models", "Models > Text generation"]
+    assert len(rows) == 60 and all(r.meta["parent"] == sections[1].id for r in rows)
+    row = next(r for r in rows if "Model42ForCausalLM" in r.content)
+    assert text[row.meta["start_char"] : row.meta["end_char"]] == row.content == row.content.strip()
+    assert row.meta["start_line"] == row.meta["end_line"] == text[: row.meta["start_char"]].count("\n") + 1
+    assert row.meta["symbol"] == "Models > Text generation > Model42ForCausalLM"
+    assert row.meta["header"].endswith("| Columns: Architecture, Models, Example HF Models, LoRA")
+
+
+def test_a_short_table_stays_inside_its_section_only():
+    text = "# T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert all("parent" not in d.meta for d in _chunk(text, table_rows_over_chars=2000))
+    assert all("parent" not in d.meta for d in _chunk(_big_table_page()))  # off unless asked
+
+
+def test_a_question_about_one_row_retrieves_that_row():
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(_chunk(_big_table_page(), table_rows_over_chars=2000))
+    top = store.bm25_retrieval("Which example model does Family 42 have?", top_k=1)[0]
+    assert "Model42ForCausalLM" in top.content and "parent" in top.meta

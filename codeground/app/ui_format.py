@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codeground.components.identifiers import looks_like_code
-from codeground.components.markdown import opening_fence
+from codeground.components.markdown import blocks
 from codeground.components.notices import DEGRADED, SEARCHED, kind_of
 
 IMPL_PROMPT_CAP = 2000
@@ -315,26 +315,13 @@ def mark_unknown(answer: str, unknown: Iterable[str]) -> str:
     if pattern is None or not pattern.search(answer):
         return answer
     out: list[str] = []
-    text: list[str] = []
-    lines = answer.splitlines(keepends=True)
-    i = 0
-    while i < len(lines):
-        fence = opening_fence(lines[i])
-        if fence is None:
-            text.append(lines[i])
-            i += 1
-            continue
-        indent, info = fence.indent, fence.info
-        j = i + 1
-        while j < len(lines) and not fence.closed_by(lines[j]):
-            j += 1
-        body, whole = lines[i + 1 : j], "".join(lines[i : j + 1])
-        out.append(_mark_text("".join(text), pattern))
-        text = []
-        if pattern.search("".join(body)):
-            out.append(_mark_fence(body, indent, info, pattern) + ("\n" if whole.endswith("\n") else ""))
+    for block in blocks(answer.splitlines(keepends=True)):
+        whole = "".join(block.lines)
+        if block.fence is None:
+            out.append(_mark_text(whole, pattern))
+        elif pattern.search("".join(block.body)):
+            marked = _mark_fence(block.body, block.fence.indent, block.fence.info, pattern)
+            out.append(marked + ("\n" if whole.endswith("\n") else ""))
         else:
             out.append(whole)
-        i = j + 1
-    out.append(_mark_text("".join(text), pattern))
     return "".join(out)

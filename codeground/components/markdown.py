@@ -24,6 +24,7 @@ assert opening_fence(f"{ticks}inline{ticks} code") is None and opening_fence("~~
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
@@ -59,3 +60,36 @@ def opening_fence(line: str) -> Fence | None:
     if marker[0] == "`" and "`" in info:
         return None
     return Fence(indent, marker, info.strip())
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of lines: outside any fence (``fence`` is None) or one fenced block, where ``lines`` are
+    the opening line, the body and the closing line when there is one (``body`` is the body alone)."""
+
+    fence: Fence | None
+    lines: list[str]
+    body: list[str]
+
+
+def blocks(lines: list[str]) -> Iterator[Block]:
+    """``lines`` (with their line ends) cut into text runs and fenced blocks, in order; an unclosed
+    fence runs to the end."""
+    text: list[str] = []
+    i = 0
+    while i < len(lines):
+        fence = opening_fence(lines[i])
+        if fence is None:
+            text.append(lines[i])
+            i += 1
+            continue
+        if text:
+            yield Block(None, text, text)
+            text = []
+        j = i + 1
+        while j < len(lines) and not fence.closed_by(lines[j]):
+            j += 1
+        yield Block(fence, lines[i : j + 1], lines[i + 1 : j])
+        i = j + 1
+    if text:
+        yield Block(None, text, text)

@@ -52,7 +52,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from codeground.components.identifiers import is_snake, looks_like_code
-from codeground.components.markdown import opening_fence
+from codeground.components.markdown import blocks
 
 # -- the allowlist -----------------------------------------------------------------------------------
 #: Common standard-library modules: a dotted name rooted at one (``os.path.join``) is not a repository claim.
@@ -175,26 +175,12 @@ class _Found:
 def _segments(answer: str) -> list[tuple[str, str]]:
     """``(mode, text)`` pieces in order: ``code`` (fenced code), ``span`` (inline code) or ``prose``."""
     pieces: list[tuple[str, str]] = []
-    prose: list[str] = []
-    lines = answer.splitlines(keepends=True)
-    i = 0
-    while i < len(lines):
-        fence = opening_fence(lines[i])
-        if fence is None:
-            prose.append(lines[i])
-            i += 1
-            continue
-        lang = fence.language
-        body: list[str] = []
-        i += 1
-        while i < len(lines) and not fence.closed_by(lines[i]):
-            body.append(lines[i])
-            i += 1
-        i += 1  # the closing fence (or past the end: an unterminated fence runs to the end)
-        pieces.extend(_inline_pieces("".join(prose)))
-        prose = []
-        pieces.append(("prose" if lang in _PROSE_FENCES else "code", "".join(body)))
-    pieces.extend(_inline_pieces("".join(prose)))
+    for block in blocks(answer.splitlines(keepends=True)):
+        if block.fence is None:
+            pieces.extend(_inline_pieces("".join(block.lines)))
+        else:
+            mode = "prose" if block.fence.language in _PROSE_FENCES else "code"
+            pieces.append((mode, "".join(block.body)))
     return pieces
 
 

@@ -75,21 +75,17 @@ def make_record(
         raise ValueError(f"unknown source_type {source_type!r}")
     if not 0 <= start_char < end_char <= len(text):
         raise ValueError(f"bad char range {start_char}:{end_char} for {file_path}")
-    start_line = line_of(text, start_char)
-    end_line = line_of(text, end_char - 1)
-    meta: dict[str, Any] = {
-        "file_path": file_path,
-        "symbol": symbol,
-        "source_type": source_type,
-        "start_line": start_line,
-        "end_line": end_line,
-        "start_char": start_char,
-        "end_char": end_char,
-        "header": provenance_header(file_path, symbol, source_type),
-    }
-    if extra_meta:
-        meta.update(extra_meta)
-    return Document(id=record_id(file_path, symbol, start_line), content=text[start_char:end_char], meta=meta)
+    return record_from_content(
+        content=text[start_char:end_char],
+        file_path=file_path,
+        symbol=symbol,
+        source_type=source_type,
+        start_line=line_of(text, start_char),
+        end_line=line_of(text, end_char - 1),
+        start_char=start_char,
+        end_char=end_char,
+        extra_meta=extra_meta,
+    )
 
 
 def record_from_content(

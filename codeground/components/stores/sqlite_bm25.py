@@ -312,6 +312,10 @@ class SQLiteBM25DocumentStore:
         if scores is None:
             return []
         candidates = np.flatnonzero((scores > 0.0) & alive)
+        if not filters and len(candidates) > top_k:  # sort only what can make the top_k (ties kept)
+            cut = len(candidates) - top_k
+            kth = np.partition(scores[candidates], cut)[cut]
+            candidates = candidates[scores[candidates] >= kth]
         order = candidates[np.lexsort((candidates, -scores[candidates]))]
         out: list[Document] = []
         step = top_k if not filters else max(top_k * 4, 64)

@@ -13,3 +13,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# `import haystack` would import torch (1.5-2.2 s) even where nothing uses it; see deferred_torch.
+from codeground import deferred_torch as _deferred_torch  # noqa: E402
+
+_deferred_torch.install()

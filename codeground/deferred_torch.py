@@ -26,12 +26,14 @@ assert out.stdout.strip() == "False"
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import sys
 import types
+from collections.abc import Iterator
+
+from codeground.import_hooks import around_import
 
 # The one module of Haystack that imports torch at `import haystack` time.
 HAYSTACK_DEVICE = "haystack.utils.device"
@@ -49,42 +51,18 @@ class _TorchOnFirstUse(types.ModuleType):
         return dir(importlib.import_module("torch"))
 
 
-class _WithStandIn(importlib.abc.Loader):
-    """Executes a module with the stand-in as ``torch``, then takes the stand-in away."""
-
-    def __init__(self, loader: importlib.abc.Loader) -> None:
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        stand_in = None
-        if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
-            stand_in = sys.modules["torch"] = _TorchOnFirstUse("torch")
-        try:
-            self._loader.exec_module(module)
-        finally:
-            if stand_in is not None and sys.modules.get("torch") is stand_in:
-                del sys.modules["torch"]
-
-    def __getattr__(self, name: str):  # get_source, get_filename… as the file's own loader answers
-        return getattr(self._loader, name)
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != HAYSTACK_DEVICE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        if spec is None or spec.loader is None:
-            return None
-        spec.loader = _WithStandIn(spec.loader)
-        return spec
+@contextlib.contextmanager
+def _stand_in_for_torch(module: types.ModuleType) -> Iterator[None]:
+    stand_in = None
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is not None:
+        stand_in = sys.modules["torch"] = _TorchOnFirstUse("torch")
+    try:
+        yield
+    finally:
+        if stand_in is not None and sys.modules.get("torch") is stand_in:
+            del sys.modules["torch"]
 
 
 def install() -> None:
     """Defer torch for Haystack in this process (idempotent; too late once Haystack is imported)."""
-    if HAYSTACK_DEVICE in sys.modules or any(isinstance(f, _Finder) for f in sys.meta_path):
-        return
-    sys.meta_path.insert(0, _Finder())
+    around_import(HAYSTACK_DEVICE, _stand_in_for_torch)

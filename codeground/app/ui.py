@@ -19,7 +19,6 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import sys
 import threading
@@ -28,13 +27,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-# A local tool: no usage analytics or version checks leave this machine.
-os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+from codeground.app.errors import CodegroundError
+from codeground.app.gradio_start import import_gradio
+from codeground.app.ui_format import escape_text, format_error, format_partial, format_turn
 
-import gradio as gr  # noqa: E402
-
-from codeground.app.errors import CodegroundError  # noqa: E402
-from codeground.app.ui_format import escape_text, format_error, format_partial, format_turn  # noqa: E402
+# without analytics and without gradio rewriting its own type stubs at every start
+gr = import_gradio()
 
 DEFAULT_CONCURRENCY = 8
 TOKEN_POLL_S = 0.1

@@ -1,0 +1,51 @@
+"""The chat imports gradio without gradio rewriting its type stubs (codeground.app.gradio_start)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import PROJECT_ROOT
+
+_RECORD_READS = (
+    "import pathlib, sys\n"
+    "read = []\n"
+    "real = pathlib.Path.read_text\n"
+    "def record(self, *a, **k):\n"
+    "    read.append(str(self))\n"
+    "    return real(self, *a, **k)\n"
+    "pathlib.Path.read_text = record\n"
+)
+
+
+def _gradio_files_read(importer: str) -> list[str]:
+    script = _RECORD_READS + importer + "print(sum('/gradio/' in p for p in read))\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    return int(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_chat_imports_gradio_without_reading_its_component_sources():
+    plain = _gradio_files_read("import gradio\n")
+    ours = _gradio_files_read("from codeground.app.gradio_start import import_gradio\nimport_gradio()\n")
+    assert plain > 50  # gradio parses each component's source to rewrite its .pyi stub
+    assert ours == 0
+
+
+def test_gradio_imported_that_way_builds_the_chat_components():
+    script = (
+        "from codeground.app.gradio_start import import_gradio\n"
+        "gr = import_gradio()\n"
+        "with gr.Blocks() as demo:\n"
+        "    chat = gr.Chatbot()\n"
+        "    box = gr.Textbox()\n"
+        "    box.submit(lambda q, h: h, [box, chat], [chat])\n"
+        "print(len(demo.config['components']) >= 2, callable(chat.change))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]

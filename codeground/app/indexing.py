@@ -75,10 +75,12 @@ def _rebuild_reason(
 
 
 def _records(stores: list[Any], ids: list[str]) -> list[Any]:
-    """The records with these ids, from the first store that can look ids up (Chroma's filter
-    takes one id at a time; the BM25 store takes a list)."""
+    """The records with these ids, from the first store that holds records and can look ids up (a
+    vectors-only Chroma store holds no meta; the BM25 store takes a list of ids)."""
     wanted = {"field": "id", "operator": "in", "value": ids}
     for store in stores:
+        if getattr(store, "vectors_only", False):
+            continue
         try:
             return store.filter_documents(wanted)
         except Exception:  # noqa: BLE001 - this store cannot: ask the next

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-FORMAT = 2  # 2: the BM25 store is a SQLite file (bm25.sqlite3)
+FORMAT = 3  # 2: the BM25 store is a SQLite file (bm25.sqlite3); 3: Chroma keeps ids and vectors only
 MANIFEST = "manifest.json"
 
 

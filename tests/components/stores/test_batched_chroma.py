@@ -78,3 +78,28 @@ def test_round_trips_with_its_batch_size_and_the_stock_parameters(tmp_path):
     assert BatchedChromaDocumentStore.from_dict(data).to_dict() == data
     with pytest.raises(ValueError, match="write_batch_size"):
         BatchedChromaDocumentStore(write_batch_size=0)
+
+
+def test_a_vectors_only_store_keeps_ids_and_vectors_and_nothing_else(tmp_path):
+    full = _store(BatchedChromaDocumentStore, tmp_path / "full")
+    vectors = _store(BatchedChromaDocumentStore, tmp_path / "vectors", vectors_only=True, write_batch_size=4)
+    docs = _docs(23)
+    full.write_documents(docs, DuplicatePolicy.OVERWRITE)
+    assert vectors.write_documents(docs, DuplicatePolicy.OVERWRITE) == 23
+    rows = _rows(vectors)
+    assert {i: v for i, (_, _, v) in rows.items()} == {i: v for i, (_, _, v) in _rows(full).items()}
+    assert all(content is None and meta == {} for content, meta, _ in rows.values())
+    query = [docs[3].embedding]
+    found = vectors.search_embeddings(query, top_k=5)[0]
+    expected = full.search_embeddings(query, top_k=5)[0]  # _docs repeats vectors: ties in any order
+    assert [round(d.score, 5) for d in found] == [round(d.score, 5) for d in expected]
+    assert {d.id for d in found} <= set(rows)
+    assert vectors.to_dict()["init_parameters"]["vectors_only"] is True
+    assert BatchedChromaDocumentStore.from_dict(vectors.to_dict()).vectors_only is True
+
+
+def test_a_vectors_only_store_refuses_a_document_without_a_vector(tmp_path):
+    store = _store(BatchedChromaDocumentStore, tmp_path / "s", vectors_only=True)
+    with pytest.raises(ValueError, match="needs an embedding"):
+        store.write_documents([Document(id="a", content="no vector")], DuplicatePolicy.OVERWRITE)
+    assert store.count_documents() == 0

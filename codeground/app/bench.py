@@ -1,7 +1,8 @@
 """`codeground bench`: the repeatable speed and quality benchmark on vLLM 0.10.1 (or any corpus).
 
 One run measures, on this machine and in this order: a full index (wall, CPU, peak RSS, records by
-type), an incremental run after touching one .py and one .md file (restored afterwards), recall@k and
+type), an incremental run after a line is inserted in the middle of one .py and one .md file (restored
+afterwards), recall@k and
 warm retrieval latency per pipeline variant on the dev questions, and the cold start of a
 `codeground search` process. It writes a JSON report and returns it for the CLI to print.
 """
@@ -94,6 +95,7 @@ def _timed_index(repo: Path, index_dir: Path, pipeline: Path, **kwargs) -> dict[
         "cpu_s": round(_cpu_seconds() - cpu0, 2),
         "files_processed": result.processed_files,
         "records_written": result.written_records,
+        "records_unchanged": result.unchanged_records,
         "records": result.chunk_count,
         "records_by_type": result.records_by_type,
         "walk": {k: result.walk[k] for k in ("seen", "indexed", "skipped")},
@@ -101,14 +103,25 @@ def _timed_index(repo: Path, index_dir: Path, pipeline: Path, **kwargs) -> dict[
     }
 
 
+def touched_mid_file(data: bytes, suffix: str) -> bytes:
+    """``data`` with one comment line inserted at its middle line: an edit in the middle of a file,
+    after which every record below it has moved (and is written anew), as most edits do."""
+    lines = data.splitlines(keepends=True)
+    middle = len(lines) // 2
+    while 0 < middle < len(lines) and lines[middle - 1].rstrip(b"\r\n").endswith(b"\\"):
+        middle += 1  # never after a line continuation
+    mark = f"# {TOUCH_MARK}\n" if suffix == ".py" else f"<!-- {TOUCH_MARK} -->\n"
+    return b"".join(lines[:middle]) + mark.encode() + b"".join(lines[middle:])
+
+
 def _incremental(repo: Path, index_dir: Path, pipeline: Path) -> dict[str, Any]:
-    """Touch one .py and one .md, index, restore them, index again; both runs are reported."""
+    """Touch one .py and one .md in their middle, index, restore them, index again; both runs are
+    reported."""
     targets = _touch_targets(repo, index_dir)
     originals = {p: p.read_bytes() for p in targets}
     try:
         for p in targets:
-            mark = f"\n# {TOUCH_MARK}\n" if p.suffix == ".py" else f"\n<!-- {TOUCH_MARK} -->\n"
-            p.write_bytes(originals[p] + mark.encode())
+            p.write_bytes(touched_mid_file(originals[p], p.suffix))
         touched = _timed_index(repo, index_dir, pipeline)
     finally:
         for p, data in originals.items():

@@ -176,6 +176,7 @@ def _print_index_summary(result) -> None:
         out.print(
             f"{mode}: {result.processed_files} files processed, {result.deleted_files} deleted, "
             f"{result.removed_records} records removed, {result.written_records} written"
+            + (f", {result.unchanged_records} unchanged" if result.unchanged_records else "")
         )
     table = Table(title="index", show_header=False)
     table.add_row("files seen", str(walk["seen"]))

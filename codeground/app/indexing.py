@@ -1,8 +1,11 @@
 """Build or update an index: walk, diff against the manifest, run the index pipeline, commit.
 
 Rules:
-- Only new or changed files (by sha256) are chunked and embedded; records of changed and deleted
-  files are removed first, so an incremental run leaves exactly the records a full rebuild would.
+- Only new or changed files (by sha256) are chunked; records of deleted files are removed first.
+  A changed file's new records are compared with its old ones: a record whose id, content and meta
+  are unchanged is kept as it is (not embedded, not written again: its text, and so its vector, is
+  the same), the others are removed and written anew. An incremental run therefore leaves exactly
+  the records a full rebuild would.
 - A change of index format, embedder (kind or model), indexing settings (the pipeline definition)
   or repository root forces a full rebuild; so does ``full=True``.
 - The run writes a new generation and commits it atomically (``app.index_dir``); any failure (an
@@ -50,6 +53,7 @@ class IndexResult:
     deleted_files: int = 0
     removed_records: int = 0
     written_records: int = 0
+    unchanged_records: int = 0  # records of changed files kept as they were
     chunk_count: int = 0
     records_by_type: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -198,15 +202,16 @@ def run_index(
             dim: int | None = None
 
             entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
-            stale = [i for f in todo for i in old_files.get(f.meta["file_path"], FileEntry("", [])).ids]
-            stale += [i for p in deleted for i in old_files[p].ids]
-            # records per type: the previous counts, less the removed records', plus the written ones'
+            changed = [i for f in todo for i in _old_ids(old_files, f.meta["file_path"])]
+            gone = [i for p in deleted for i in old_files[p].ids]
+            # records per type: the previous counts, less the old records', plus the new ones'
             by_type: Counter[str] = Counter() if rebuild else Counter(prev.records_by_type)
-            if stale:
-                by_type.subtract(d.meta.get("source_type") or "?" for d in _records(stores, stale))
+            old_records = {d.id: d for d in _records(stores, changed + gone)} if changed or gone else {}
+            by_type.subtract(d.meta.get("source_type") or "?" for d in old_records.values())
+            if gone:
                 for store in stores:
-                    store.delete_documents(stale)
-            result.removed_records = len(stale)
+                    store.delete_documents(gone)
+            result.removed_records = len(gone)
             result.deleted_files = len(deleted)
 
             done = 0
@@ -221,11 +226,24 @@ def run_index(
                             break
                         batch, chunk = step
                         records = chunk["records"]
+                        kept = {d.id for d in records if _unchanged(d, old_records.get(d.id))}
+                        before = [i for f in batch for i in _old_ids(old_files, f.meta["file_path"])]
+                        outdated = [i for i in before if i not in kept]
+                        if outdated:
+                            for store in stores:
+                                store.delete_documents(outdated)
+                        fresh = [d for d in records if d.id not in kept]
                         vectors_from = stages.roles.embedder
                         watched = {vectors_from} if vectors_from else set()
-                        out = pipeline.run(stages.write_inputs(records), include_outputs_from=watched)
+                        out = (
+                            pipeline.run(stages.write_inputs(fresh), include_outputs_from=watched)
+                            if fresh
+                            else {}
+                        )
                     except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
                         raise CodegroundError(_failure("indexing failed", exc)) from exc
+                    result.removed_records += len(outdated)
+                    result.unchanged_records += len(kept)
                     embedded = out.get(vectors_from, {}).get("documents") or [] if vectors_from else []
                     if dim is None and embedded and embedded[0].embedding is not None:
                         dim = len(embedded[0].embedding)
@@ -238,7 +256,7 @@ def run_index(
                     for f in batch:
                         entries[f.meta["file_path"]] = FileEntry(f.meta["sha256"], ids[f.meta["file_path"]])
                     done += len(batch)
-                    result.written_records += len(records)
+                    result.written_records += len(fresh)
                     if on_progress:
                         on_progress(done, result.written_records)
             result.processed_files = len(todo)
@@ -283,6 +301,18 @@ def run_index(
         result.records_by_type = manifest.records_by_type
         result.seconds = time.perf_counter() - t0
         return result
+
+
+def _old_ids(old_files: dict[str, FileEntry], path: str) -> list[str]:
+    """The record ids the previous index holds for ``path`` (none for a new file)."""
+    entry = old_files.get(path)
+    return entry.ids if entry is not None else []
+
+
+def _unchanged(record: Any, old: Any) -> bool:
+    """Whether a new record is exactly the stored one (same id, content and meta): its vector and
+    BM25 tokens, made from the same text by the same embedder, would be the same."""
+    return old is not None and record.content == old.content and record.meta == old.meta
 
 
 def _with_unparsed(

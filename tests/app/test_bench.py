@@ -80,3 +80,17 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     assert [s.split()[0] for s in stages] == ["full", "incremental", "recall", "latency", "embedder", "cold"]
     assert set(report["load_average"]) == {"start", "end"}
     assert report["machine"]["cores"] >= 1
+
+
+def test_the_bench_touch_is_a_line_in_the_middle_that_keeps_python_valid():
+    import ast
+
+    from codeground.app.bench import TOUCH_MARK, touched_mid_file
+
+    source = b"def a():\n    return 1\n\nx = 1 + \\\n    2\n\ndef b():\n    return 2\n"
+    touched = touched_mid_file(source, ".py")
+    ast.parse(touched)  # never inserted after a line continuation
+    lines = touched.decode().splitlines()
+    assert lines.index(f"# {TOUCH_MARK}") == 5 and len(lines) == len(source.splitlines()) + 1
+    doc = touched_mid_file(b"# T\n\na\n\nb\n", ".md").decode()
+    assert doc == f"# T\n\n<!-- {TOUCH_MARK} -->\na\n\nb\n"

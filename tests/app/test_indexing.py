@@ -132,6 +132,53 @@ def test_incremental_run_equals_full_rebuild_and_drops_deleted_files(sample_repo
     assert len(list((inc_dir).glob("gen-*"))) == 1  # the replaced generation is gone
 
 
+def _embedded_texts(monkeypatch) -> list[int]:
+    """How many texts the static model is asked to embed, per call, from now on."""
+    from model2vec import StaticModel
+
+    calls: list[int] = []
+    real = StaticModel.encode
+
+    def counting(self, sentences, *args, **kwargs):
+        calls.append(len(sentences))
+        return real(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(StaticModel, "encode", counting)
+    return calls
+
+
+def test_a_changed_file_keeps_its_unchanged_records_unembedded(sample_repo, tmp_path, monkeypatch):
+    inc_dir, full_dir = tmp_path / "inc", tmp_path / "full"
+    index(sample_repo, inc_dir)
+    before = Manifest.load(IndexDir(inc_dir).current()).files["pkg/trainer.py"].ids
+    trainer = sample_repo / "pkg" / "trainer.py"
+    trainer.write_text(trainer.read_text() + "\n\ndef appended_function(x):\n    return x\n")
+    embedded = _embedded_texts(monkeypatch)
+    result = index(sample_repo, inc_dir)
+    after = Manifest.load(IndexDir(inc_dir).current()).files["pkg/trainer.py"].ids
+    kept = [i for i in before if i in after]
+    assert len(kept) >= 3 and result.unchanged_records == len(kept)
+    from codeground.app.embedder_probe import PROBES
+
+    # the embedder's probe texts (the index's vectors must stay comparable), then only the new record
+    assert embedded == [len(PROBES), result.written_records]
+    assert result.written_records == len(after) - len(kept)
+    monkeypatch.undo()
+    index(sample_repo, full_dir)
+    assert snapshot(inc_dir) == snapshot(full_dir)
+
+
+def test_records_whose_lines_moved_are_written_anew(sample_repo, tmp_path):
+    inc_dir, full_dir = tmp_path / "inc", tmp_path / "full"
+    index(sample_repo, inc_dir)
+    trainer = sample_repo / "pkg" / "trainer.py"
+    trainer.write_text("# a new first line moves every record below it\n" + trainer.read_text())
+    result = index(sample_repo, inc_dir)
+    assert result.unchanged_records == 0 and result.written_records == result.removed_records > 0
+    index(sample_repo, full_dir)
+    assert snapshot(inc_dir) == snapshot(full_dir)
+
+
 def test_full_flag_and_changed_settings_force_a_full_rebuild(sample_repo, tmp_path):
     index_dir = tmp_path / "idx"
     index(sample_repo, index_dir)

@@ -183,7 +183,8 @@ def test_ollama_down_during_indexing_is_one_line_and_leaves_the_previous_generat
     live = location.current()
     before = {p.relative_to(live): p.read_bytes() for p in sorted(live.rglob("*")) if p.is_file()}
 
-    (repo / "pkg" / "trainer.py").write_text((repo / "pkg" / "trainer.py").read_text() + "\n# changed\n")
+    added = "\n\ndef changed_function(x):\n    return x\n"  # a new record: something to embed
+    (repo / "pkg" / "trainer.py").write_text((repo / "pkg" / "trainer.py").read_text() + added)
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
     with pytest.raises(CodegroundError) as err:
         run_index(repo, tmp_path / "idx", INDEX_OLLAMA)

@@ -13,11 +13,14 @@ not followed) and secrets are never indexed, whatever the configuration says.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import logging
 import os
+import re
 import stat
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,8 +163,14 @@ _USER_IGNORE_FILE = ".codegroundignore"
 _SpecStack = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 
 
+@functools.cache
+def _glob_union(globs: tuple[str, ...]) -> Callable[[str], re.Match | None]:
+    """One compiled pattern for a tuple of globs (``fnmatchcase`` semantics), built once."""
+    return re.compile("|".join(fnmatch.translate(g) for g in globs)).match
+
+
 def _matches_any(name: str, globs: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, g) for g in globs)
+    return _glob_union(globs)(name) is not None
 
 
 def _is_ignored(rel: str, stack: _SpecStack) -> bool:

@@ -12,6 +12,7 @@ from codeground.components.identifiers import identifier_candidates, looks_like_
 from codeground.components.stores.sqlite_bm25 import meta_rows
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
+_PLACE = ("source_type", "file_path", "start_line")  # what decides a symbol's first record
 
 
 @component
@@ -67,13 +68,24 @@ class SymbolRetriever:
         self._first_record: dict[str, str] = {}  # symbol -> id of its first record
 
     def warm_up(self) -> None:
-        """Build the symbol vocabulary from the store once (symbol, type, path and line of each record,
-        read without loading the records themselves)."""
-        if self._by_key is not None:
+        """Build the symbol vocabulary once (symbol, type, path and line of each record, read without
+        loading the records themselves), unless the store looks names up itself
+        (``records_by_symbol``, as the BM25 store does): then nothing is read until a question names
+        something."""
+        if self._by_key is not None or self._store_looks_up:
             return
+        rows = meta_rows(self.document_store, ["symbol", *_PLACE])
+        self._by_key, self._first_record = self._vocabulary_of(rows)
+
+    @property
+    def _store_looks_up(self) -> bool:
+        return callable(getattr(self.document_store, "records_by_symbol", None))
+
+    def _vocabulary_of(self, rows) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """``(key -> symbols, symbol -> id of its first record)`` from ``(id, symbol, type, path, line)``
+        rows: the vocabulary holds each code symbol in full and by its last part."""
         wanted = set(self.source_types)
         first: dict[str, tuple[tuple[str, int], str]] = {}
-        rows = meta_rows(self.document_store, ["symbol", "source_type", "file_path", "start_line"])
         for doc_id, symbol, source_type, file_path, start_line in rows:
             if not symbol or source_type not in wanted:
                 continue
@@ -85,26 +97,34 @@ class SymbolRetriever:
         for symbol in first:
             by_key[symbol].add(symbol)
             by_key[symbol.rsplit(".", 1)[-1]].add(symbol)
-        self._first_record = {symbol: doc_id for symbol, (_, doc_id) in first.items()}
-        self._by_key = {k: sorted(v) for k, v in by_key.items()}
+        return {k: sorted(v) for k, v in by_key.items()}, {s: doc_id for s, (_, doc_id) in first.items()}
+
+    def _lookup(self, keys: list[str]) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """The vocabulary entries of ``keys``: from the store per question, or from the whole one."""
+        if self._store_looks_up:
+            return self._vocabulary_of(self.document_store.records_by_symbol(keys, list(_PLACE)))
+        self.warm_up()
+        return self._by_key or {}, self._first_record
 
     @property
     def vocabulary(self) -> set[str]:
+        if self._store_looks_up:
+            rows = meta_rows(self.document_store, ["symbol", *_PLACE])
+            return set(self._vocabulary_of(rows)[0])
         self.warm_up()
         return set(self._by_key or {})
 
     @component.output_types(documents=list[Document], named=list[Document])
     def run(self, query: str) -> dict[str, list[Document]]:
         """Records whose symbols the query names, best first; ``named``: those it names beyond doubt."""
-        self.warm_up()
         quoted = {t for m in _BACKTICKED.findall(query) for t in identifier_candidates(m)}
+        keys = [t for t in identifier_candidates(query) if looks_like_code(t) or t in quoted]
+        by_key, first_record = self._lookup(keys) if keys else ({}, {})
         exact: list[str] = []
         partial: list[str] = []
         certain: set[str] = set()
-        for token in identifier_candidates(query):
-            if not (looks_like_code(token) or token in quoted):
-                continue
-            symbols = (self._by_key or {}).get(token)
+        for token in keys:
+            symbols = by_key.get(token)
             if not symbols or len(symbols) > self.max_symbols_per_key:
                 continue
             if symbols == [token] and "." in token:  # a dotted name written out in full
@@ -113,7 +133,7 @@ class SymbolRetriever:
                 (exact if symbol == token else partial).append(symbol)
         chosen: list[str] = []
         for symbol in exact + partial:
-            record = self._first_record[symbol]
+            record = first_record[symbol]
             if record not in chosen:
                 chosen.append(record)
             if len(chosen) >= self.top_k:
@@ -123,7 +143,7 @@ class SymbolRetriever:
             filters = {"field": "id", "operator": "in", "value": chosen}
             found = {d.id: d for d in self.document_store.filter_documents(filters=filters)}
         docs = [found[i] for i in chosen if i in found]
-        named_ids = {self._first_record[s] for s in certain}
+        named_ids = {first_record[s] for s in certain}
         return {"documents": docs, "named": [d for d in docs if d.id in named_ids]}
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,8 @@ Layout (one file, written by the standard library's ``sqlite3``):
   reused (``AUTOINCREMENT``).
 - ``postings``: per term, the row ids holding it and their term frequencies, as two packed arrays.
   A query reads only its own terms' rows; nothing is loaded at start-up.
+- ``symbols``: each record's ``meta["symbol"]`` and its last dotted part (``Trainer.fit`` → ``fit``),
+  both indexed, so ``records_by_symbol`` finds the records a name refers to without listing any.
 Writes add to the records at once and to the postings when ``save()`` commits (or before the first
 retrieval that needs them); deleting a record rewrites only its terms' rows, so an incremental index
 run touches the changed files' rows and nothing else.
@@ -53,7 +55,7 @@ from haystack.utils.filters import document_matches_filter
 
 from codeground.components.identifiers import tokenize
 
-FORMAT = 1
+FORMAT = 2  # 2: the symbols table
 # Haystack's in-memory store maps a BM25 score to (0, 1) as expit(score / 8); the same here.
 SCALING_FACTOR = 8.0
 _CHUNK = 500  # SQL variables per IN (...) list
@@ -70,6 +72,9 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE TABLE IF NOT EXISTS postings (
     term TEXT PRIMARY KEY, docs BLOB NOT NULL, tfs BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS symbols (row INTEGER PRIMARY KEY, symbol TEXT NOT NULL, tail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS symbols_by_symbol ON symbols (symbol);
+CREATE INDEX IF NOT EXISTS symbols_by_tail ON symbols (tail);
 """
 
 
@@ -196,6 +201,27 @@ class SQLiteBM25DocumentStore:
         paths = [f'$."{f}"' for f in fields]
         return self._query(f"SELECT id{', ' if fields else ''}{columns} FROM records ORDER BY rowid", paths)
 
+    def records_by_symbol(self, names: list[str], fields: list[str]) -> list[tuple]:
+        """``(id, symbol, meta[field1], …)`` of every record whose symbol, or the symbol's last dotted
+        part, is one of ``names``, in storage order (two index lookups; no record is listed)."""
+        names = list(dict.fromkeys(names))
+        if not names:
+            return []
+        columns = "".join(", json_extract(r.meta, ?)" for _ in fields)
+        paths = [f'$."{f}"' for f in fields]
+        found: dict[int, tuple] = {}
+        for i in range(0, len(names), _CHUNK):
+            part = names[i : i + _CHUNK]
+            marks = ",".join("?" * len(part))
+            for column in ("symbol", "tail"):
+                sql = (
+                    f"SELECT r.rowid, r.id, s.symbol{columns} FROM symbols s "
+                    f"JOIN records r ON r.rowid = s.row WHERE s.{column} IN ({marks})"
+                )
+                for row in self._query(sql, [*paths, *part]):
+                    found[row[0]] = row[1:]
+        return [found[row] for row in sorted(found)]
+
     def write_documents(
         self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
     ) -> int:
@@ -228,7 +254,7 @@ class SQLiteBM25DocumentStore:
                     "COALESCE((SELECT MAX(rowid) FROM records), 0))"
                 ).fetchone()
                 term_ids, added = self._term_ids, change.added
-                rows = []
+                rows, symbols = [], []
                 for row, doc in enumerate(batch.values(), start=used + 1):
                     counts = Counter(tokenize(self._bm25_text(doc))) if doc.content is not None else Counter()
                     ids = [term_ids.setdefault(term, len(term_ids)) for term in counts]
@@ -236,9 +262,13 @@ class SQLiteBM25DocumentStore:
                     added.rows.extend([row] * len(ids))
                     added.tfs.extend(counts.values())
                     rows.append((row, doc.id, doc.content, orjson.dumps(doc.meta).decode(), counts.total()))
+                    symbol = doc.meta.get("symbol")
+                    if isinstance(symbol, str) and symbol:
+                        symbols.append((row, symbol, symbol.rsplit(".", 1)[-1]))
                 conn.executemany(
                     "INSERT INTO records (rowid, id, content, meta, n_tokens) VALUES (?, ?, ?, ?, ?)", rows
                 )
+                conn.executemany("INSERT INTO symbols (row, symbol, tail) VALUES (?, ?, ?)", symbols)
             return len(batch)
 
     def delete_documents(self, document_ids: list[str]) -> None:
@@ -449,6 +479,7 @@ class SQLiteBM25DocumentStore:
                 if doc.content is not None:
                     change.removed_terms.update(tokenize(self._bm25_text(doc)))
             conn.execute(f"DELETE FROM records WHERE id IN ({marks})", part)
+            conn.executemany("DELETE FROM symbols WHERE row = ?", [(row[0],) for row in rows])
 
     def _merge_postings(self, conn: sqlite3.Connection) -> None:
         """Fold the pending additions and removals into the postings rows they touch."""

@@ -48,11 +48,26 @@ def _records() -> list[Document]:
     ]
 
 
-@pytest.fixture
-def retriever() -> SymbolRetriever:
-    store = SQLiteBM25DocumentStore()
+@pytest.fixture(params=["sqlite", "in-memory"])
+def retriever(request) -> SymbolRetriever:
+    """The same rules whether the store looks names up itself (the BM25 store) or the retriever
+    builds the vocabulary from any store's records (Haystack's in-memory store)."""
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+
+    store = SQLiteBM25DocumentStore() if request.param == "sqlite" else InMemoryDocumentStore()
     store.write_documents(_records())
     return SymbolRetriever(document_store=store)
+
+
+def test_the_bm25_store_answers_lookups_without_a_vocabulary_being_built(monkeypatch):
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(_records())
+    retriever = SymbolRetriever(document_store=store)
+    listed = []
+    monkeypatch.setattr(store, "meta_rows", lambda fields: listed.append(fields) or [])
+    retriever.warm_up()
+    assert _symbols(retriever.run(query="How does `Trainer.fit` work?")) == ["Trainer.fit", "Trainer"]
+    assert listed == []
 
 
 def _symbols(out: dict) -> list[str]:

@@ -355,3 +355,29 @@ def test_unknown_algorithm_and_bad_top_k_are_refused():
         SQLiteBM25DocumentStore(bm25_algorithm="BM25Okapi")
     with pytest.raises(ValueError, match="top_k"):
         BM25Retriever(document_store=SQLiteBM25DocumentStore(), top_k=0)
+
+
+def test_records_by_symbol_finds_full_names_and_last_parts_and_forgets_deleted_records(tmp_path):
+    store = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
+    docs = [
+        Document(id="t:Trainer.fit:10", content="def fit", meta={"symbol": "Trainer.fit", "start_line": 10}),
+        Document(id="t:fit:3", content="def fit", meta={"symbol": "fit", "start_line": 3}),
+        Document(id="e:LLMEngine:1", content="class", meta={"symbol": "LLMEngine", "start_line": 1}),
+        Document(id="d:none:1", content="text", meta={}),
+    ]
+    store.write_documents(docs)
+    store.save()
+    by = lambda *names: store.records_by_symbol(list(names), ["start_line"])  # noqa: E731
+    assert by("fit") == [("t:Trainer.fit:10", "Trainer.fit", 10), ("t:fit:3", "fit", 3)]
+    assert by("Trainer.fit", "LLMEngine") == [
+        ("t:Trainer.fit:10", "Trainer.fit", 10),
+        ("e:LLMEngine:1", "LLMEngine", 1),
+    ]
+    store.delete_documents(["t:fit:3"])
+    renamed = Document(id="e:LLMEngine:1", content="c", meta={"symbol": "Engine", "start_line": 2})
+    store.write_documents([renamed], policy=DuplicatePolicy.OVERWRITE)
+    store.save()
+    again = SQLiteBM25DocumentStore(persist_path=str(tmp_path / "bm25.sqlite3"))
+    assert again.records_by_symbol(["fit", "LLMEngine"], []) == [("t:Trainer.fit:10", "Trainer.fit")]
+    assert again.records_by_symbol(["Engine"], ["start_line"]) == [("e:LLMEngine:1", "Engine", 2)]
+    assert again.records_by_symbol([], []) == []

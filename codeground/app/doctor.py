@@ -63,7 +63,7 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
     from codeground.app.pipelines import build_pipeline, resolve
     from codeground.app.query import open_index
-    from codeground.app.store_counts import disagreeing, record_counts
+    from codeground.app.store_counts import disagreeing, expected_counts, record_counts
 
     try:
         gen, manifest = open_index(index_dir)
@@ -77,9 +77,11 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         counts = record_counts(pipeline)
     except Exception as exc:  # noqa: BLE001 - an unreadable store is a finding, not a crash
         return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
-    wrong = disagreeing(counts, manifest.chunk_count)
+    expected = expected_counts(pipeline, counts, gen, manifest.chunk_count, manifest.store_counts)
+    wrong = disagreeing(counts, expected)
     if wrong:
-        detail = f"stale: the manifest lists {manifest.chunk_count} records but the stores hold {wrong}"
+        listed = {name: expected[name] for name in wrong}
+        detail = f"stale: the manifest lists {listed} records but the stores hold {wrong}"
         return Check("index", False, detail, rebuild), manifest
     built = manifest.created or "at an unknown time"
     detail = f"{index_dir} ({gen.name}), {manifest.chunk_count:,} records, built {built}"

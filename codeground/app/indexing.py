@@ -32,7 +32,7 @@ from codeground.app.index_stages import ChunkStageError, IndexStages
 from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
 from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 from codeground.app.roles import IndexRoles, RoleError
-from codeground.app.store_counts import disagreeing, record_counts
+from codeground.app.store_counts import disagreeing, expected_counts, record_counts, store_key
 from codeground.components.llm_errors import ollama_fix
 
 BATCH_FILES = 64
@@ -92,24 +92,52 @@ def _records(stores: list[Any], ids: list[str]) -> list[Any]:
     raise CodegroundError("no index store can look records up by id; run `codeground index --full`")
 
 
-def _stores(pipeline, roles: IndexRoles) -> list[Any]:
-    """The document stores of the pipeline's writers (role ``writers``), in the declared order."""
-    return [pipeline.get_component(name).document_store for name in roles.writers]
+class _Stores:
+    """The stores an index run writes: ``writers``' hold every record, ``partial_writers``' only the
+    records routed to them, so for those the run keeps count of what they hold (``held``)."""
+
+    def __init__(self, pipeline: Any, roles: IndexRoles, held: dict[str, int]) -> None:
+        self.full = [pipeline.get_component(n).document_store for n in roles.writers]
+        self.partial = {n: pipeline.get_component(n).document_store for n in roles.partial_writers}
+        self.held = {n: held.get(n, 0) for n in self.partial}
+
+    @property
+    def all(self) -> list[Any]:
+        return [*self.full, *self.partial.values()]
+
+    def delete(self, ids: list[str]) -> None:
+        for store in self.full:
+            store.delete_documents(ids)
+        for name, store in self.partial.items():
+            store.delete_documents(ids)
+            self.held[name] = store.count_documents()  # some of the ids were never routed there
+
+    def wrote(self, out: dict[str, Any]) -> None:
+        for name in self.partial:
+            self.held[name] += out.get(name, {}).get("documents_written", 0)
+
+    def counts_for_manifest(self, gen: Path) -> dict[str, int]:
+        return {store_key(store, gen) or name: self.held[name] for name, store in self.partial.items()}
 
 
-def _reuse(data: dict[str, Any], gen: Path, chunk_count: int) -> tuple[Any, str]:
-    """The write stage over ``gen`` (a copy of the previous generation) and why that copy cannot be
-    updated in place ("" when it can): both stores must load and hold the manifest's records. A
-    deleted or corrupted Chroma directory or a damaged BM25 file means "rebuild from the repository"."""
+def _reuse(data: dict[str, Any], gen: Path, prev: Manifest) -> tuple[Any, str, dict[str, int]]:
+    """The write stage over ``gen`` (a copy of the previous generation), why that copy cannot be
+    updated in place ("" when it can) and what its stores hold: every store must load and hold the
+    records the manifest says. A deleted or corrupted Chroma directory or a damaged BM25 file means
+    "rebuild from the repository"."""
     try:
         stages = IndexStages(resolve(data, index_dir=gen))
         pipeline = stages.write_pipeline()
-        counts = record_counts(pipeline, stages.roles.writers)
+        names = [*stages.roles.writers, *stages.roles.partial_writers]
+        counts = record_counts(pipeline, names)
+        expected = expected_counts(pipeline, names, gen, prev.chunk_count, prev.store_counts)
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
-        return None, f"previous index unreadable ({' '.join(str(exc).split())[:160] or type(exc).__name__})"
-    if disagreeing(counts, chunk_count):
-        return None, f"previous index stale (manifest {chunk_count} records, stores {list(counts.values())})"
-    return pipeline, ""
+        why = " ".join(str(exc).split())[:160] or type(exc).__name__
+        return None, f"previous index unreadable ({why})", {}
+    if disagreeing(counts, expected):
+        listed, held = list(expected.values()), list(counts.values())
+        return None, f"previous index stale (manifest {listed} records, stores {held})", {}
+    return pipeline, "", counts
 
 
 def run_index(
@@ -161,10 +189,10 @@ def run_index(
             if rebuild or old_files.get(f.meta["file_path"], FileEntry("", [])).sha256 != f.meta["sha256"]
         ]
         deleted = [p for p in old_files if p not in new_hashes]
-        gen, pipeline = None, None
+        gen, pipeline, held = None, None, {}
         if not rebuild and (todo or deleted):
             gen = location.new_generation(copy_from=current)
-            pipeline, reason = _reuse(data, gen, prev.chunk_count)
+            pipeline, reason, held = _reuse(data, gen, prev)
             if reason:  # the previous generation cannot be updated: rebuild it from the repository
                 shutil.rmtree(gen, ignore_errors=True)
                 gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []
@@ -198,7 +226,7 @@ def run_index(
                 raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
             if not rebuild and prev.embedder_probe:  # new vectors must be comparable with the kept ones
                 check_document_probe(prev.embedder_probe, probe, rebuild=f"codeground index {repo} --full")
-            stores = _stores(pipeline, stages.roles)
+            stores = _Stores(pipeline, stages.roles, held)
             dim: int | None = None
 
             entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
@@ -206,11 +234,10 @@ def run_index(
             gone = [i for p in deleted for i in old_files[p].ids]
             # records per type: the previous counts, less the old records', plus the new ones'
             by_type: Counter[str] = Counter() if rebuild else Counter(prev.records_by_type)
-            old_records = {d.id: d for d in _records(stores, changed + gone)} if changed or gone else {}
+            old_records = {d.id: d for d in _records(stores.all, changed + gone)} if changed or gone else {}
             by_type.subtract(d.meta.get("source_type") or "?" for d in old_records.values())
             if gone:
-                for store in stores:
-                    store.delete_documents(gone)
+                stores.delete(gone)
             result.removed_records = len(gone)
             result.deleted_files = len(deleted)
 
@@ -230,11 +257,10 @@ def run_index(
                         before = [i for f in batch for i in _old_ids(old_files, f.meta["file_path"])]
                         outdated = [i for i in before if i not in kept]
                         if outdated:
-                            for store in stores:
-                                store.delete_documents(outdated)
+                            stores.delete(outdated)
                         fresh = [d for d in records if d.id not in kept]
                         vectors_from = stages.roles.embedder
-                        watched = {vectors_from} if vectors_from else set()
+                        watched = {vectors_from, *stores.partial} if vectors_from else set(stores.partial)
                         out = (
                             pipeline.run(stages.write_inputs(fresh), include_outputs_from=watched)
                             if fresh
@@ -242,6 +268,7 @@ def run_index(
                         )
                     except Exception as exc:  # noqa: BLE001 - e.g. the embedding server is down
                         raise CodegroundError(_failure("indexing failed", exc)) from exc
+                    stores.wrote(out)
                     result.removed_records += len(outdated)
                     result.unchanged_records += len(kept)
                     embedded = out.get(vectors_from, {}).get("documents") or [] if vectors_from else []
@@ -264,16 +291,17 @@ def run_index(
             walk_report = _with_unparsed(walk["report"], prev, unparsed, new_hashes, processed, rebuild)
             result.walk = walk_report
 
-            for store in stores:  # stores that keep writes pending (the BM25 store) commit them now
+            for store in stores.all:  # stores that keep writes pending (the BM25 store) commit them now
                 if callable(getattr(store, "save", None)):
                     store.save()
             by_type = +by_type  # types no record has any more drop out
             expected = sum(len(e.ids) for e in entries.values())
-            counts = record_counts(pipeline, stages.roles.writers)
-            if disagreeing(counts, expected):
-                held = ", ".join(f"{name} {n}" for name, n in counts.items())
+            names = [*stages.roles.writers, *stages.roles.partial_writers]
+            counts = record_counts(pipeline, names)
+            if disagreeing(counts, {**dict.fromkeys(stages.roles.writers, expected), **stores.held}):
+                held_now = ", ".join(f"{name} {n}" for name, n in counts.items())
                 raise CodegroundError(
-                    f"index stores disagree (manifest {expected}, {held}); run `codeground index --full`"
+                    f"index stores disagree (manifest {expected}, {held_now}); run `codeground index --full`"
                 )
             manifest = Manifest(
                 embedder=embedder.model if embedder else None,
@@ -289,6 +317,7 @@ def run_index(
                 files=dict(sorted(entries.items())),
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
                 embedder_probe=probe,
+                store_counts=stores.counts_for_manifest(gen),
             )
             manifest.save(gen)
         except BaseException:

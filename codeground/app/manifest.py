@@ -104,6 +104,8 @@ class Manifest:
     created: str = ""
     # the document embedder's vectors for app.embedder_probe.PROBES (None: not probed / older index)
     embedder_probe: list[list[float]] | None = None
+    # records held by each store that holds only some of them (app.store_counts.store_key -> count)
+    store_counts: dict[str, int] = field(default_factory=dict)
 
     def save(self, gen: Path) -> None:
         tmp = gen / (MANIFEST + ".tmp")

@@ -28,7 +28,7 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 from codeground.app.roles import QueryRoles, RoleError
-from codeground.app.store_counts import StoreUnreadable, disagreeing, record_counts
+from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
 from codeground.components.llm_errors import ollama_fix
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
@@ -139,15 +139,16 @@ class QueryEngine:
 
     def _check_stores(self, pipeline) -> None:
         """Refuse a stale index: every store the pipeline reads must hold the manifest's records."""
-        expected = self.manifest.chunk_count
         try:
             counts = record_counts(pipeline)
         except StoreUnreadable as exc:
             raise CodegroundError(f"{exc}; rebuild with `codeground index PATH --full`") from exc
+        m = self.manifest
+        expected = expected_counts(pipeline, counts, self.gen, m.chunk_count, m.store_counts)
         for name, count in disagreeing(counts, expected).items():
             raise CodegroundError(
-                f"stale index: the manifest lists {expected} records but the store behind '{name}' holds "
-                f"{count}; rebuild with `codeground index PATH --full`"
+                f"stale index: the manifest lists {expected[name]} records for the store behind '{name}' "
+                f"but it holds {count}; rebuild with `codeground index PATH --full`"
             )
 
     @functools.cached_property

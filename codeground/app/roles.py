@@ -21,7 +21,10 @@ Index pipelines (``IndexRoles``):
 - ``entry`` (required): ``component.socket`` the repository's files go into;
 - ``chunked`` (required): the last component of the chunk stage (its ``documents`` are the records);
 - ``embedder``: outputs the records with their vectors;
-- ``writers`` (required): the writers whose stores must hold every record (deleted from, counted).
+- ``writers`` (required): the writers whose stores must hold every record (deleted from, counted);
+- ``partial_writers``: writers whose stores hold only the records routed to them (the dense store
+  behind a router): deleted from, and counted against what was written to them; the manifest keeps
+  their counts (``store_counts``).
 
 Usage:
 ```python
@@ -145,6 +148,7 @@ class IndexRoles:
     chunked: str = ""
     embedder: str | None = None
     writers: tuple[str, ...] = ()
+    partial_writers: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> IndexRoles:

@@ -1,9 +1,13 @@
-"""The store-count check: every store a pipeline reads or writes must hold the manifest's records.
+"""The store-count check: every store a pipeline reads or writes must hold the records the manifest
+says it holds.
 
 Rule: a store that cannot be counted is unreadable (``StoreUnreadable`` names the component); a
-store whose count differs from the manifest's is stale. ``index``, ``search``/``query`` and
-``doctor`` all count with ``record_counts`` and compare with ``disagreeing``; each words the
-finding for its own user (rebuild, refuse, report).
+store whose count differs from the manifest's is stale. A store holds every record of the manifest
+unless the manifest names it in ``store_counts`` (a store that gets only some records, such as the
+dense store fed through a router), keyed by its ``persist_path`` inside the generation
+(``store_key``). ``index``, ``search``/``query`` and ``doctor`` all count with ``record_counts``
+and compare with ``disagreeing`` against ``expected_counts``; each words the finding for its own
+user (rebuild, refuse, report).
 
 Usage:
 ```python
@@ -24,6 +28,7 @@ assert disagreeing(counts, 1) == {} and disagreeing(counts, 2) == {"writer": 1}
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -60,6 +65,34 @@ def record_counts(pipeline: Any, components: Iterable[str] | None = None) -> dic
     return counts
 
 
-def disagreeing(counts: dict[str, int], expected: int) -> dict[str, int]:
-    """The stores whose count is not ``expected``."""
-    return {name: n for name, n in counts.items() if n != expected}
+def disagreeing(counts: dict[str, int], expected: int | dict[str, int]) -> dict[str, int]:
+    """The stores whose count is not ``expected`` (one number for all, or one per component)."""
+    want = expected if isinstance(expected, dict) else dict.fromkeys(counts, expected)
+    return {name: n for name, n in counts.items() if n != want.get(name)}
+
+
+def store_key(store: Any, gen: str | Path) -> str | None:
+    """Where ``store`` keeps its records, relative to the generation ``gen`` (``chroma``,
+    ``bm25.sqlite3``); ``None`` for a store outside it or without a ``persist_path``."""
+    path = getattr(store, "persist_path", None)
+    if path is None and callable(getattr(store, "to_dict", None)):  # e.g. ChromaDocumentStore
+        path = (store.to_dict().get("init_parameters") or {}).get("persist_path")
+    if not path:
+        return None
+    try:
+        return Path(path).resolve().relative_to(Path(gen).resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def expected_counts(
+    pipeline: Any, names: Iterable[str], gen: str | Path, total: int, partial: dict[str, int] | None
+) -> dict[str, int]:
+    """``{component: records its store must hold}``: ``partial[store_key]`` for a store the manifest
+    lists there, ``total`` (every record) for any other."""
+    partial = partial or {}
+    expected = {}
+    for name in names:
+        key = store_key(pipeline.get_component(name).document_store, gen)
+        expected[name] = partial.get(key, total) if key is not None else total
+    return expected

@@ -95,7 +95,10 @@ def test_manifest_records_embedder_settings_hashes_and_count(built):
 def test_stored_ranges_slice_back_to_the_file(built):
     repo, index_dir, _ = built
     snap = snapshot(index_dir)
-    assert snap["bm25"].keys() == snap["chroma"].keys()
+    # the dense store holds every record but the raw implementations (index.yaml's router)
+    routed = {i for i, (_, meta) in snap["bm25"].items() if meta["source_type"] != "impl"}
+    assert snap["chroma"].keys() == routed and len(routed) < len(snap["bm25"])
+    assert Manifest.load(IndexDir(index_dir).current()).store_counts == {"chroma": len(routed)}
     for doc_id, (content, meta) in snap["bm25"].items():
         if meta["source_type"] == "notebook":
             continue
@@ -127,6 +130,8 @@ def test_incremental_run_equals_full_rebuild_and_drops_deleted_files(sample_repo
     index(sample_repo, full_dir)
     inc, full = snapshot(inc_dir), snapshot(full_dir)
     assert inc == full
+    counts = [Manifest.load(IndexDir(d).current()).store_counts for d in (inc_dir, full_dir)]
+    assert counts[0] == counts[1] == {"chroma": len(inc["chroma"])}
     assert not any(k.startswith("NOTES.txt:") for k in inc["bm25"])
     assert "pkg/trainer.py:added_function:" in " ".join(inc["bm25"])
     assert len(list((inc_dir).glob("gen-*"))) == 1  # the replaced generation is gone
@@ -152,7 +157,8 @@ def test_a_changed_file_keeps_its_unchanged_records_unembedded(sample_repo, tmp_
     index(sample_repo, inc_dir)
     before = Manifest.load(IndexDir(inc_dir).current()).files["pkg/trainer.py"].ids
     trainer = sample_repo / "pkg" / "trainer.py"
-    trainer.write_text(trainer.read_text() + "\n\ndef appended_function(x):\n    return x\n")
+    added = '\n\ndef appended_function(x):\n    """Return x."""\n    return x\n'  # an api record: embedded
+    trainer.write_text(trainer.read_text() + added)
     embedded = _embedded_texts(monkeypatch)
     result = index(sample_repo, inc_dir)
     after = Manifest.load(IndexDir(inc_dir).current()).files["pkg/trainer.py"].ids
@@ -160,8 +166,9 @@ def test_a_changed_file_keeps_its_unchanged_records_unembedded(sample_repo, tmp_
     assert len(kept) >= 3 and result.unchanged_records == len(kept)
     from codeground.app.embedder_probe import PROBES
 
-    # the embedder's probe texts (the index's vectors must stay comparable), then only the new record
-    assert embedded == [len(PROBES), result.written_records]
+    # the embedder's probe texts (the index's vectors must stay comparable), then only the new
+    # documented function (a new record of raw code, if any, is not routed to the dense store)
+    assert embedded == [len(PROBES), 1]
     assert result.written_records == len(after) - len(kept)
     monkeypatch.undo()
     index(sample_repo, full_dir)
@@ -320,3 +327,19 @@ def test_a_lost_chunking_worker_means_chunking_here_with_nothing_lost(built, tmp
     result = index(repo, tmp_path / "idx")
     assert result.written_records == in_process.written_records
     assert snapshot(tmp_path / "idx") == snapshot(index_dir)
+
+
+def test_a_dense_store_missing_some_of_its_records_is_refused_as_stale(sample_repo, tmp_path):
+    from haystack_integrations.document_stores.chroma import ChromaDocumentStore
+
+    from codeground.app.errors import CodegroundError
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import QueryEngine
+
+    index(sample_repo, tmp_path / "idx")
+    gen = IndexDir(tmp_path / "idx").current()
+    dense = ChromaDocumentStore(persist_path=str(gen / "chroma"), collection_name="codeground")
+    one = dense.filter_documents()[0].id
+    dense.delete_documents([one])
+    with pytest.raises(CodegroundError, match="stale index.*'dense'"):
+        QueryEngine(tmp_path / "idx", PIPELINES_DIR / "query.yaml").search("Trainer fit")

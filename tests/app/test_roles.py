@@ -178,7 +178,8 @@ def test_a_yaml_without_roles_gets_the_names_every_shipped_yaml_used():
     declared = QueryRoles.of(bm25)
     del bm25["metadata"]
     assert QueryRoles.of(bm25) == declared
-    index = read_pipeline_dict(PIPELINES_DIR / "index.yaml")
+    # index.yaml's dense store is a partial writer, which the names of old YAMLs cannot say
+    index = read_pipeline_dict(PIPELINES_DIR / "index_minilm.yaml")
     declared_index = IndexRoles.of(index)
     del index["metadata"]["roles"]
     assert IndexRoles.of(index) == declared_index

@@ -6,6 +6,7 @@ import ipaddress
 import os
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The suite measures the OpenVINO exports for `precision: auto` itself, busy as the machine is: that
+# choice is the suite's, never this machine's recorded one (subprocesses inherit this).
+os.environ.setdefault("CODEGROUND_PRECISION_DIR", tempfile.mkdtemp(prefix="codeground-precision-"))
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE_REPO = FIXTURES / "sample_repo"

@@ -26,6 +26,7 @@ from typing import Any
 from codeground.app.errors import CodegroundError
 from codeground.app.pipelines import read_pipeline_dict
 from codeground.app.roles import QueryRoles
+from codeground.components.cpu import cpu_model, vector_flags
 
 VLLM_VERSION = "0.10.1"
 DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
@@ -257,8 +258,8 @@ def run_bench(
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
             "cores": os.cpu_count(),
-            "cpu": _cpu_model(),
-            "flags": _cpu_flags(),
+            "cpu": cpu_model(),
+            "flags": vector_flags(),
             "python": platform.python_version(),
         },
         # other work on the machine skews timings: the 1-minute load average before and after says
@@ -292,31 +293,6 @@ def run_bench(
     report["cold_start"]["pipeline"] = (full or pipelines[0]).name
     report["load_average"]["end"] = round(os.getloadavg()[0], 2)
     return report
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")
-
-
-def _cpu_flags() -> list[str]:
-    """The CPU's vector-instruction flags that decide which embedder is fastest (from /proc/cpuinfo)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                present = set(line.split(":", 1)[1].split())
-                return [f for f in VECTOR_FLAGS if f in present]
-    except OSError:
-        pass
-    return []
 
 
 EMBEDDER_SAMPLE = 256

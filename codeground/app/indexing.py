@@ -226,6 +226,13 @@ def run_index(
                 raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
             if not rebuild and prev.embedder_probe:  # new vectors must be comparable with the kept ones
                 check_document_probe(prev.embedder_probe, probe, rebuild=f"codeground index {repo} --full")
+            export = getattr(_embedder(pipeline, stages.roles), "export", None)
+            was = (prev.embedder_export or {}).get("precision") if prev and not rebuild else None
+            if was and export and export["precision"] != was:  # e.g. after `codeground embedder choose`
+                raise CodegroundError(
+                    f"the index was embedded with the {was} export and this machine now embeds with "
+                    f"{export['precision']}: rebuild it with `codeground index {repo} --full`"
+                )
             stores = _Stores(pipeline, stages.roles, held)
             dim: int | None = None
 
@@ -318,6 +325,7 @@ def run_index(
                 created=datetime.now(UTC).isoformat(timespec="seconds"),
                 embedder_probe=probe,
                 store_counts=stores.counts_for_manifest(gen),
+                embedder_export=export,
             )
             manifest.save(gen)
         except BaseException:

@@ -106,6 +106,8 @@ class Manifest:
     embedder_probe: list[list[float]] | None = None
     # records held by each store that holds only some of them (app.store_counts.store_key -> count)
     store_counts: dict[str, int] = field(default_factory=dict)
+    # the export the document embedder ran ({"backend", "precision", "weights_sha256"}; None: none)
+    embedder_export: dict[str, str] | None = None
 
     def save(self, gen: Path) -> None:
         tmp = gen / (MANIFEST + ".tmp")

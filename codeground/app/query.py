@@ -122,6 +122,9 @@ class QueryEngine:
                 if name in pipeline.graph.nodes:
                     pipeline.remove_component(name)
         self._check_stores(pipeline)
+        question_embedder = _text_embedder(pipeline)
+        if callable(getattr(question_embedder, "use_export", None)):  # the export the index names
+            question_embedder.use_export(self.manifest.embedder_export)
         try:
             pipeline.warm_up()
         except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
@@ -130,7 +133,7 @@ class QueryEngine:
             ) from exc
         if not self._vectors_checked:  # one check per engine, not one per pipeline it builds
             check_text_embedder(
-                _text_embedder(pipeline),
+                question_embedder,
                 self.manifest.embedder_probe,
                 rebuild=f"codeground index {self.manifest.root} --full",
             )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from codeground.app.bench import VECTOR_FLAGS, run_bench
+from codeground.app.bench import run_bench
 from codeground.app.eval_runner import default_variants
 from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+from codeground.components.cpu import VECTOR_FLAGS
 from tests.conftest import make_sample_repo
 
 

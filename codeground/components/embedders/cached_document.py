@@ -89,6 +89,11 @@ class CachedDocumentEmbedder:
         """The inner embedder's embedding size, once warmed up (when it says)."""
         return getattr(self._inner, "dimension", None)
 
+    @property
+    def export(self) -> dict[str, str] | None:
+        """The inner embedder's export (backend, precision, weights), once warmed up (when it says)."""
+        return getattr(self._inner, "export", None)
+
     def _text(self, doc: Document) -> str:
         inner = self._inner
         return embedding_text(

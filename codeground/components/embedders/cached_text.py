@@ -50,13 +50,20 @@ class CachedTextEmbedder:
         self.embedder = embedder or DEFAULT_EMBEDDER
         self.cache_size = cache_size
         self._inner = None
+        self._export: dict[str, str] | None = None
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def use_export(self, export: dict[str, str] | None) -> None:
+        """Hand the export an index names to the wrapped embedder, if it can take one (before warm-up)."""
+        self._export = export
 
     def warm_up(self) -> None:
         """Build and warm up the stock embedder once."""
         if self._inner is None:
             inner = build_inner(self.embedder, "embedder")
+            if self._export and callable(getattr(inner, "use_export", None)):
+                inner.use_export(self._export)
             if hasattr(inner, "warm_up"):
                 inner.warm_up()
             self._inner = inner

@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from codeground.components.embedders.document_text import embedding_text
 from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
+from codeground.components.embedders.openvino_export import export_identity, resolve_precision
 
 
 @component
@@ -20,6 +21,9 @@ class OpenVINODocumentEmbedder:
       content joined by ``embedding_separator`` + ``suffix``; vectors are L2-normalised.
     - The model is exported once per machine (``openvino_export``: static int8 by default, cosine
       ~0.996 to fp32) and loaded in ``warm_up()``; texts are batched by length on every core.
+      ``precision="auto"`` takes the export this machine measured fastest (``openvino_choice``).
+    - ``export`` says which export embedded (backend, precision, sha256 of its weights): the index
+      keeps it, so the question embedder can load the same one.
     - Input documents are not changed: copies carry the embeddings.
 
     Usage:
@@ -52,7 +56,8 @@ class OpenVINODocumentEmbedder:
         """
         :param model: local folder of a sentence-transformers model (YAML may name the hub id of a
             packaged model; ``app.pipelines`` points it at the package's files).
-        :param precision: ``int8`` (static NNCF quantization) or ``fp32``.
+        :param precision: ``int8`` (static NNCF quantization), ``fp32``, or ``auto`` (the faster of
+            the two on this machine, measured once).
         :param max_seq_length: tokens embedded per text (default: the model's own, 256 for MiniLM).
         :param batch_size: texts per inference batch (after sorting by length).
         :param meta_fields_to_embed: meta fields embedded before the content.
@@ -71,6 +76,7 @@ class OpenVINODocumentEmbedder:
         self.suffix = suffix
         self.progress_bar = progress_bar
         self._encoder: OpenVINOEncoder | None = None
+        self._export: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize (also when nested inside another component's init parameters)."""
@@ -95,9 +101,18 @@ class OpenVINODocumentEmbedder:
     def warm_up(self) -> None:
         """Export the model on first use on this machine, then compile it for the CPU."""
         if self._encoder is None:
+            precision = resolve_precision(self.model, self.precision)
             self._encoder = OpenVINOEncoder.for_model(
-                self.model, precision=self.precision, max_seq_length=self.max_seq_length
+                self.model, precision=precision, max_seq_length=self.max_seq_length
             )
+
+    @property
+    def export(self) -> dict[str, str]:
+        """The export that embeds (see the class rules)."""
+        self.warm_up()
+        if self._export is None:
+            self._export = export_identity(self._encoder.folder)
+        return self._export
 
     @property
     def dimension(self) -> int | None:
@@ -133,4 +148,4 @@ class OpenVINODocumentEmbedder:
         if progress:
             progress.close()
         out = [replace(d, embedding=v.tolist()) for d, v in zip(documents, vectors, strict=True)]
-        return {"documents": out, "meta": {"model": self.model, "precision": self.precision}}
+        return {"documents": out, "meta": {"model": self.model, "precision": self.export["precision"]}}

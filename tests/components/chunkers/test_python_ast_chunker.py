@@ -48,6 +48,17 @@ def test_private_names_kept_only_if_documented_or_taking_arguments():
     assert "_helper" not in records
 
 
+def test_all_definitions_keeps_the_code_the_default_rule_leaves_in_no_record():
+    text = (SAMPLE_REPO / "pkg" / "trainer.py").read_text(encoding="utf-8")
+    default = {d.meta["symbol"] for d in chunk(text, "pkg/trainer.py")}
+    every = {d.meta["symbol"]: d for d in chunk(text, "pkg/trainer.py", all_definitions=True)}
+    assert {"Trainer.__repr__", "Trainer._reset", "_helper"} <= set(every) - default
+    reset = every["Trainer._reset"]
+    assert reset.meta["source_type"] == "impl"
+    assert text[reset.meta["start_char"] : reset.meta["end_char"]] == reset.content
+    assert default <= set(every)  # nothing the default keeps is lost
+
+
 def test_documented_symbol_embeds_signature_and_docstring_and_carries_impl_in_meta():
     _, records = sample_records()
     fit = records["Trainer.fit"]

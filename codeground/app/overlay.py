@@ -60,13 +60,7 @@ def resolve_overlay(data: dict[str, Any], *, load_base: Callable[[str], dict[str
     for name in removed:
         if name not in components:
             raise OverlayError(f"cannot remove '{name}': the base has no such component")
-        del components[name]
-    gone = set(removed)
-    connections[:] = [
-        c
-        for c in connections
-        if _owner(c.get("sender")) not in gone and _owner(c.get("receiver")) not in gone
-    ]
+    drop_components(base, removed)
 
     cut = data.get("disconnect") or []
     if not isinstance(cut, list):
@@ -104,6 +98,17 @@ def resolve_overlay(data: dict[str, Any], *, load_base: Callable[[str], dict[str
                     f"connection {c.get('sender')} -> {c.get('receiver')} names no component '{_owner(end)}'"
                 )
     return base
+
+
+def drop_components(data: dict[str, Any], names: list[str]) -> None:
+    """Remove the components ``names`` from a pipeline dict, with every connection touching them."""
+    gone = set(names)
+    for name in gone:
+        (data.get("components") or {}).pop(name, None)
+    connections = data.setdefault("connections", [])
+    connections[:] = [
+        c for c in connections if not {_owner(c.get("sender")), _owner(c.get("receiver"))} & gone
+    ]
 
 
 def _owner(end: Any) -> str:

@@ -26,6 +26,7 @@ from codeground.app.embedder_probe import check_text_embedder
 from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.overlay import drop_components
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
@@ -115,12 +116,15 @@ class QueryEngine:
             raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
 
     def _build(self, *, with_answer: bool):
-        pipeline = build_pipeline(resolve(self.data, index_dir=self.gen))
+        data = resolve(self.data, index_dir=self.gen)
+        if not with_answer:  # `search` never builds the answering components (nor loads their libraries)
+            try:
+                generation = list(self.roles.generation)
+            except CodegroundError:  # the build below, then the roles, say what is wrong
+                generation = []
+            drop_components(data, generation)
+        pipeline = build_pipeline(data)
         _ = self.roles  # a broken role is refused before any model loads
-        if not with_answer:
-            for name in self.roles.generation:
-                if name in pipeline.graph.nodes:
-                    pipeline.remove_component(name)
         self._check_stores(pipeline)
         question_embedder = _text_embedder(pipeline)
         if callable(getattr(question_embedder, "use_export", None)):  # the export the index names

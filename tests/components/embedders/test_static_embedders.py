@@ -148,3 +148,22 @@ def test_a_cached_embedder_embeds_each_text_once_and_returns_the_same_vectors(mi
     other = {**spec, "init_parameters": {"model": minilm}}
     fresh = CachedDocumentEmbedder(embedder=other, cache_path=str(tmp_path / "e.sqlite"))
     assert fresh.run(documents=_docs())["meta"] == {"cached": 0, "embedded": 3}
+
+
+def test_the_float32_table_is_written_once_beside_the_model_and_memory_mapped(tmp_path):
+    table = (np.arange(12, dtype=np.float16) / 7).reshape(4, 3)
+    mapped = static_distill._float32_table(tmp_path, table)
+    assert isinstance(mapped, np.memmap) and mapped.dtype == np.float32
+    assert np.array_equal(mapped, table.astype(np.float32))
+    written = (tmp_path / "embeddings.f32.npy").stat().st_mtime_ns
+    again = static_distill._float32_table(tmp_path, table)
+    assert np.array_equal(again, mapped) and (tmp_path / "embeddings.f32.npy").stat().st_mtime_ns == written
+    other = np.ones((5, 3), dtype=np.float16)  # a copy of another table is not used
+    assert np.array_equal(static_distill._float32_table(tmp_path, other), other.astype(np.float32))
+
+
+def test_a_model_folder_that_cannot_be_written_gets_the_table_in_memory(tmp_path):
+    table = np.ones((2, 2), dtype=np.float16)
+    missing = tmp_path / "gone"  # np.save into a folder that does not exist fails like a read-only one
+    out = static_distill._float32_table(missing, table)
+    assert not isinstance(out, np.memmap) and out.dtype == np.float32 and np.array_equal(out, table)

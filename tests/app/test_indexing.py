@@ -83,6 +83,8 @@ def test_manifest_records_embedder_settings_hashes_and_count(built):
     manifest = Manifest.load(IndexDir(index_dir).current())
     assert manifest.embedder == "sentence-transformers/all-MiniLM-L6-v2"
     assert manifest.embedder_kind == "StaticEmbedder"
+    export = manifest.embedder_export  # the table that embedded, named by its hash
+    assert export["backend"] == "model2vec" and len(export["weights_sha256"]) == 64
     assert manifest.embedding_dim == 256  # the static model distilled from MiniLM (dims: 256 in index.yaml)
     assert manifest.chunk_count == result.chunk_count == sum(len(e.ids) for e in manifest.files.values())
     assert manifest.root == str(repo.resolve())

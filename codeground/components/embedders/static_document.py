@@ -74,6 +74,7 @@ class StaticDocumentEmbedder:
         self.prefix = prefix
         self.suffix = suffix
         self._static: Any = None
+        self._export: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize (also when nested inside another component's init parameters)."""
@@ -108,6 +109,18 @@ class StaticDocumentEmbedder:
     def weights_id(self) -> str:
         """Which table embeds on this machine (its cache folder, named by its fingerprint)."""
         return f"{distilled_model(self.model, dims=self.dims).name}|{self.max_length}"
+
+    @property
+    def export(self) -> dict[str, Any]:
+        """The table that embeds, as an index records it: backend, dimensions and the sha256 of the
+        table file (distilled per machine: another machine's copy can differ by float rounding)."""
+        if self._export is None:
+            import hashlib
+
+            table = distilled_model(self.model, dims=self.dims) / "model.safetensors"
+            digest = hashlib.sha256(table.read_bytes()).hexdigest()
+            self._export = {"backend": "model2vec", "dims": self.dims, "weights_sha256": digest}
+        return self._export
 
     @component.output_types(documents=list[Document], meta=dict[str, Any])
     def run(self, documents: list[Document]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 
 from codeground.components.embedders.document_text import embedding_text
 from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
-from codeground.components.embedders.openvino_export import export_identity, resolve_precision
+from codeground.components.embedders.openvino_export import export_identity
 
 
 @component
@@ -101,9 +101,8 @@ class OpenVINODocumentEmbedder:
     def warm_up(self) -> None:
         """Export the model on first use on this machine, then compile it for the CPU."""
         if self._encoder is None:
-            precision = resolve_precision(self.model, self.precision)
             self._encoder = OpenVINOEncoder.for_model(
-                self.model, precision=precision, max_seq_length=self.max_seq_length
+                self.model, precision=self.precision, max_seq_length=self.max_seq_length
             )
 
     @property
@@ -148,4 +147,4 @@ class OpenVINODocumentEmbedder:
         if progress:
             progress.close()
         out = [replace(d, embedding=v.tolist()) for d, v in zip(documents, vectors, strict=True)]
-        return {"documents": out, "meta": {"model": self.model, "precision": self.export["precision"]}}
+        return {"documents": out, "meta": {"model": self.model, "precision": self._encoder.precision}}

@@ -44,7 +44,9 @@ class OpenVINOEncoder:
 
         folder = Path(folder)
         self.folder = folder
-        seq_len = int(json.loads((folder / "export.json").read_text())["max_seq_length"])
+        export = json.loads((folder / "export.json").read_text())
+        self.precision = str(export["precision"])
+        seq_len = int(export["max_seq_length"])
         if max_seq_length:  # fewer tokens per text: faster, embeds only the start of long texts
             seq_len = min(seq_len, int(max_seq_length))
         self.max_seq_length = seq_len
@@ -65,10 +67,12 @@ class OpenVINOEncoder:
     def for_model(
         cls, model: str | Path, *, precision: str, max_seq_length: int | None, hint: str = "THROUGHPUT"
     ) -> OpenVINOEncoder:
-        """The encoder for ``model`` at ``precision``, exporting it on first use on this machine."""
-        from codeground.components.embedders.openvino_export import exported_model
+        """The encoder for ``model`` at ``precision`` (``auto``: this machine's measured choice),
+        exporting it on first use on this machine."""
+        from codeground.components.embedders.openvino_export import exported_model, resolve_precision
 
-        return cls(exported_model(model, precision=precision), hint=hint, max_seq_length=max_seq_length)
+        folder = exported_model(model, precision=resolve_precision(model, precision))
+        return cls(folder, hint=hint, max_seq_length=max_seq_length)
 
     def _features(self, texts: list[str]) -> dict[str, np.ndarray]:
         encoded = self.tokenizer.encode_batch(texts)

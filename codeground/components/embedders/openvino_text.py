@@ -7,7 +7,7 @@ from typing import Any
 from haystack import component, default_from_dict, default_to_dict
 
 from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
-from codeground.components.embedders.openvino_export import AUTO, PRECISIONS, resolve_precision
+from codeground.components.embedders.openvino_export import AUTO, PRECISIONS
 
 
 @component
@@ -55,7 +55,6 @@ class OpenVINOTextEmbedder:
         self.suffix = suffix
         self._encoder: OpenVINOEncoder | None = None
         self._index_precision: str | None = None
-        self._precision = precision
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize (also when nested inside another component's init parameters)."""
@@ -82,11 +81,12 @@ class OpenVINOTextEmbedder:
     def warm_up(self) -> None:
         """Load (exporting on first use on this machine) and compile the model."""
         if self._encoder is None:
-            precision = self._index_precision or resolve_precision(self.model, self.precision)
             self._encoder = OpenVINOEncoder.for_model(
-                self.model, precision=precision, max_seq_length=self.max_seq_length, hint="LATENCY"
+                self.model,
+                precision=self._index_precision or self.precision,
+                max_seq_length=self.max_seq_length,
+                hint="LATENCY",
             )
-            self._precision = precision
 
     @component.output_types(embedding=list[float], meta=dict[str, Any])
     def run(self, text: str) -> dict[str, Any]:
@@ -95,4 +95,5 @@ class OpenVINOTextEmbedder:
             raise TypeError("OpenVINOTextEmbedder embeds one string; documents need OpenVINODocumentEmbedder")
         self.warm_up()
         vector = self._encoder.encode([self.prefix + text + self.suffix], batch_size=1)[0]
-        return {"embedding": vector.tolist(), "meta": {"model": self.model, "precision": self._precision}}
+        meta = {"model": self.model, "precision": self._encoder.precision}
+        return {"embedding": vector.tolist(), "meta": meta}

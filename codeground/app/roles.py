@@ -150,6 +150,11 @@ class IndexRoles:
     writers: tuple[str, ...] = ()
     partial_writers: tuple[str, ...] = ()
 
+    @property
+    def all_writers(self) -> tuple[str, ...]:
+        """Every writer, those holding every record first."""
+        return (*self.writers, *self.partial_writers)
+
     @classmethod
     def of(cls, data: dict[str, Any]) -> IndexRoles:
         values = _check(cls, data, ("entry", "chunked", "writers"), _legacy_index(data))

@@ -49,6 +49,10 @@ test *args="": setup
 bench *args="": setup
     {{venv}}/bin/codeground bench {{args}}
 
+# train codeground's own cross-encoder on this machine (about 25 min on 2 cores) and install it
+reranker *args="": setup
+    {{venv}}/bin/codeground reranker build {{args}}
+
 # lint
 lint: setup
     {{venv}}/bin/ruff check codeground tests

@@ -686,6 +686,39 @@ def embedder_choose(
     typer.echo("indexes built with another precision ask for `codeground index PATH --full`")
 
 
+reranker_cli = typer.Typer(
+    help="codeground's own cross-encoder, trained on this machine.", no_args_is_help=True
+)
+cli.add_typer(reranker_cli, name="reranker")
+
+
+@reranker_cli.callback()
+def _reranker_root() -> None:
+    """codeground's own cross-encoder, trained on this machine."""
+
+
+@reranker_cli.command("build")
+def reranker_build(
+    steps: int = typer.Option(200, "--steps", min=1, help="Training steps (8 questions each)."),
+    max_minutes: float = typer.Option(25.0, "--max-minutes", min=0.1, help="Training stops here, saying so."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the mining draws and the training."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the model here instead of installing it (the check still runs)."
+    ),
+) -> None:
+    """Train a cross-encoder on pairs mined from the standard library and installed packages, check it on
+    packages it never saw, and install it for `query.yaml`'s reranker when it beats BM25's order there."""
+    from codeground.reranker.build import BuildSettings, build_reranker
+
+    if out is not None and out.exists() and any(out.iterdir()):
+        _fail(f"--out {out} exists and is not empty")
+    settings = BuildSettings(steps=steps, max_minutes=max_minutes, seed=seed)
+    try:
+        build_reranker(settings, out=out, on_line=typer.echo)
+    except CodegroundError as exc:
+        _fail(str(exc))
+
+
 ollama_cli = typer.Typer(help="The local Ollama server codeground answers with.", no_args_is_help=True)
 cli.add_typer(ollama_cli, name="ollama")
 

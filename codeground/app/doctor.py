@@ -23,6 +23,7 @@ from typing import Any
 
 from codeground.app.errors import CodegroundError
 
+BUILT_RERANKER_FIX = "build it on this machine once: `codeground reranker build` (about 25 min on 2 cores)"
 RERANKER_FIX = (
     "download it once where a network is available: `HF_HUB_OFFLINE=0 .venv/bin/python -c "
     "\"from sentence_transformers import CrossEncoder; CrossEncoder('{model}')\"`"
@@ -196,11 +197,14 @@ def _reranker_check(data: dict[str, Any]) -> Check:
         spec["init_parameters"]["model"],
     )
     from codeground.components.hub import unavailable
+    from codeground.reranker.location import BUILT_RERANKER, built_reranker_dir
 
-    missing = unavailable(str(spec["init_parameters"]["model"]))
+    fix = BUILT_RERANKER_FIX if shown == BUILT_RERANKER else RERANKER_FIX.format(model=shown)
+    model = spec["init_parameters"]["model"]
+    missing = unavailable(str(built_reranker_dir() if model == BUILT_RERANKER else model))
     if missing:  # said at once: no download retried for a minute without a network
         detail = f"{shown} cannot load ({missing}); query keeps the fused order"
-        return Check("reranker", False, detail, RERANKER_FIX.format(model=shown), required=False)
+        return Check("reranker", False, detail, fix, required=False)
     try:
         from codeground.components.inner import build_inner
 
@@ -210,7 +214,7 @@ def _reranker_check(data: dict[str, Any]) -> Check:
     except Exception as exc:  # noqa: BLE001 - a model that cannot load is the finding
         reason = _short(exc, 300).split(". ")[0][:160]
         detail = f"{shown} cannot load ({reason}); query keeps the fused order"
-        return Check("reranker", False, detail, RERANKER_FIX.format(model=shown), required=False)
+        return Check("reranker", False, detail, fix, required=False)
     return Check("reranker", True, f"{shown} loads")
 
 

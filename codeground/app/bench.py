@@ -236,6 +236,27 @@ def _rerank_latency(gold: Path, query_pipeline: Path, index_dir: Path, cache: Pa
     }
 
 
+def _own_reranker(gold_dir: Path, index_dir: Path, cache: Path, settings: Any, on_stage) -> dict[str, Any]:
+    """Build codeground's reranker with ``settings`` into the bench's folder (installing nothing) and
+    measure ``query_own_reranker.yaml`` with it on the dev sets, whether or not it passed its check."""
+    from codeground.app.eval_runner import evaluate_pipelines
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.reranker.build import build_reranker
+
+    out = cache / "bench" / "reranker"
+    shutil.rmtree(out, ignore_errors=True)
+    build = build_reranker(settings, out=out, on_line=lambda line: on_stage(f"reranker build: {line}"))
+    result: dict[str, Any] = {"build": build, "retrieval": {}}
+    with tempfile.TemporaryDirectory(prefix="codeground-bench-") as tmp:
+        variant = _rerank_variant(PIPELINES_DIR / "query_own_reranker.yaml", out, Path(tmp))
+        for name in ("docs", "code"):
+            gold = gold_dir / f"{name}.json"
+            if gold.is_file():
+                on_stage(f"recall with the reranker just built on {gold.name}")
+                result["retrieval"][name] = evaluate_pipelines(gold, [variant], index_dir)
+    return result
+
+
 def run_bench(
     repo: Path,
     gold_dir: Path,
@@ -246,11 +267,14 @@ def run_bench(
     skip_index: bool = False,
     cold_runs: int = 3,
     cache: Path = DEFAULT_CACHE,
+    reranker: Any = None,
     on_stage: Callable[[str], None] = lambda stage: None,
 ) -> dict[str, Any]:
     """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``).
 
-    ``on_stage(text)`` is told when each stage starts (the whole run takes many minutes).
+    ``reranker`` (a ``BuildSettings``) also builds codeground's own reranker and measures recall with
+    it (about 25 minutes more). ``on_stage(text)`` is told when each stage starts (the whole run takes
+    many minutes).
     """
     from codeground.app.eval_runner import evaluate_pipelines
 
@@ -285,6 +309,9 @@ def run_bench(
     if full is not None and (gold_dir / "code.json").is_file():
         on_stage("latency with a locally built MiniLM-size cross-encoder")
         report["rerank"] = _rerank_latency(gold_dir / "code.json", full, index_dir, cache)
+    if reranker is not None:
+        on_stage("codeground's own reranker: build, then recall with it")
+        report["own_reranker"] = _own_reranker(gold_dir, index_dir, cache, reranker, on_stage)
     on_stage("embedder speeds side by side on 256 of the index's records")
     report["embedders"] = embedder_speeds(index_dir)
     question = "How do I load a LoRA adapter?"

@@ -533,6 +533,11 @@ def bench(
     index_pipeline: Path | None = typer.Option(
         None, "--index-pipeline", help="Index YAML (default: pipelines/index.yaml)."
     ),
+    reranker: bool = typer.Option(
+        False,
+        "--reranker",
+        help="Also build codeground's own reranker (about 25 min) and measure recall with it.",
+    ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
@@ -553,6 +558,7 @@ def bench(
             pipeline or default_variants(index_pipeline or DEFAULT_INDEX_PIPELINE),
             skip_index=skip_index,
             cache=cache,
+            reranker=_default_reranker_settings() if reranker else None,
             on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
         )
     except CodegroundError as exc:
@@ -561,6 +567,12 @@ def bench(
     out.write_text(json.dumps(report, indent=2))
     _print_bench(report)
     typer.echo(f"report: {out}")
+
+
+def _default_reranker_settings():
+    from codeground.reranker.build import BuildSettings
+
+    return BuildSettings()
 
 
 def _print_bench(report: dict) -> None:
@@ -582,6 +594,14 @@ def _print_bench(report: dict) -> None:
             f"full pipeline with a MiniLM-size cross-encoder ({report['rerank']['model']}): "
             f"p50 {lat['p50']:.0f} ms, p95 {lat['p95']:.0f} ms"
         )
+    if "own_reranker" in report:
+        check = report["own_reranker"]["build"]["check"]
+        console.print(
+            f"own reranker: held-out MRR@10 {check['reranker']:.3f} vs BM25's {check['bm25']:.3f} "
+            f"({'passes' if report['own_reranker']['build']['passed'] else 'fails'} its check)"
+        )
+        for name, rows in report["own_reranker"]["retrieval"].items():
+            console.print(_recall_table(f"{name}, with the reranker just built", rows))
     cold = report["cold_start"]
     console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
 

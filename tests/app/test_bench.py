@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from codeground.app.bench import run_bench
 from codeground.app.eval_runner import default_variants
 from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
@@ -95,3 +97,57 @@ def test_the_bench_touch_is_a_line_in_the_middle_that_keeps_python_valid():
     assert lines.index(f"# {TOUCH_MARK}") == 5 and len(lines) == len(source.splitlines()) + 1
     doc = touched_mid_file(b"# T\n\na\n\nb\n", ".md").decode()
     assert doc == f"# T\n\n<!-- {TOUCH_MARK} -->\na\n\nb\n"
+
+
+@pytest.mark.slow
+def test_bench_with_reranker_builds_one_without_installing_it_and_measures_recall_with_it(
+    tmp_path, monkeypatch
+):
+    from codeground.reranker.build import BuildSettings
+    from codeground.reranker.location import built_reranker_dir
+
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path / "models-cache"))
+    repo = make_sample_repo(tmp_path / "repo")
+    gold_dir = tmp_path / "gold"
+    gold_dir.mkdir()
+    text = (repo / "pkg" / "trainer.py").read_text()
+    start = text.index("    @retry(times=2)")
+    question = {
+        "question_id": "q1",
+        "question": "How does Trainer.fit run epochs?",
+        "sources": [
+            {
+                "file_path": "pkg/trainer.py",
+                "first_character_index": start,
+                "last_character_index": start + 150,
+            }
+        ],
+    }
+    (gold_dir / "code.json").write_text(json.dumps({"rag_questions": [question]}))
+    tiny = BuildSettings(
+        train=("tenacity",),
+        check=("click",),
+        max_per_tree=16,
+        check_per_tree=16,
+        steps=1,
+        batch_size=2,
+        max_length=64,
+    )
+
+    report = run_bench(
+        repo,
+        gold_dir,
+        tmp_path / "index",
+        DEFAULT_INDEX_PIPELINE,
+        [DEFAULT_INDEX_PIPELINE.parent / "bm25.yaml"],
+        cold_runs=1,
+        cache=tmp_path / "cache",
+        reranker=tiny,
+    )
+
+    own = report["own_reranker"]
+    assert own["build"]["pairs"]["train_groups"] == 16 and "passed" in own["build"]
+    [row] = own["retrieval"]["code"]
+    assert row["pipeline"] == "query_local_cross_encoder.yaml" and row["reranker_no_opinion"] == 0
+    assert (tmp_path / "cache" / "bench" / "reranker" / "build.json").is_file()
+    assert not built_reranker_dir().exists()  # the bench installs nothing

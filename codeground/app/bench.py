@@ -10,7 +10,6 @@ warm retrieval latency per pipeline variant on the dev questions, and the cold s
 from __future__ import annotations
 
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -26,7 +25,7 @@ from typing import Any
 from codeground.app.errors import CodegroundError
 from codeground.app.pipelines import read_pipeline_dict
 from codeground.app.roles import QueryRoles
-from codeground.components.cpu import cpu_model, vector_flags
+from codeground.components.cpu import machine
 
 VLLM_VERSION = "0.10.1"
 DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
@@ -280,12 +279,7 @@ def run_bench(
 
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cores": os.cpu_count(),
-            "cpu": cpu_model(),
-            "flags": vector_flags(),
-            "python": platform.python_version(),
-        },
+        "machine": machine(),
         # other work on the machine skews timings: the 1-minute load average before and after says
         "load_average": {"start": round(os.getloadavg()[0], 2)},
         "corpus": str(repo),

@@ -39,3 +39,16 @@ def vector_flags() -> list[str]:
     """The vector-instruction flags, of those that decide which embedder is fastest, this CPU has."""
     present = set((_cpuinfo_field("flags") or "").split())
     return [f for f in VECTOR_FLAGS if f in present]
+
+
+def machine() -> dict[str, object]:
+    """What a measurement names of the machine it ran on: cores, CPU model, vector flags, Python."""
+    import os
+    import platform
+
+    return {
+        "cores": os.cpu_count(),
+        "cpu": cpu_model(),
+        "flags": vector_flags(),
+        "python": platform.python_version(),
+    }

@@ -27,7 +27,6 @@ import dataclasses
 import fcntl
 import json
 import os
-import platform
 import shutil
 import tempfile
 import time
@@ -72,7 +71,7 @@ def build_reranker(
 ) -> dict[str, Any]:
     """Run the build; returns its report. Raises ``CodegroundError`` when the check fails (installing
     nothing) or nothing could be mined."""
-    from codeground.components.cpu import cpu_model, vector_flags
+    from codeground.components.cpu import machine
     from codeground.reranker.heldout import mrr_at_10, torch_scorer
     from codeground.reranker.mining import mine
     from codeground.reranker.train import train_cross_encoder
@@ -162,13 +161,7 @@ def build_reranker(
         passed = check["reranker"] > check["bm25"]
         report = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": {
-                "cores": os.cpu_count(),
-                "cpu": cpu_model(),
-                "flags": vector_flags(),
-                "python": platform.python_version(),
-                "torch": version("torch"),
-            },
+            "machine": {**machine(), "torch": version("torch")},
             "settings": dataclasses.asdict(settings),
             "trees": {
                 "train": [t.name for t in train_trees],

@@ -27,40 +27,8 @@ from codeground.app.pipelines import read_pipeline_dict
 from codeground.app.roles import QueryRoles
 from codeground.components.cpu import machine
 
-VLLM_VERSION = "0.10.1"
 DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
 TOUCH_MARK = "codeground benchmark touch"
-
-
-def vllm_corpus(cache: Path) -> Path:
-    """The vLLM source tree from its PyPI sdist (recipe of shared/bench-data/vllm/README.md), fetched once."""
-    root = cache / "corpora" / "vllm" / "data" / "raw" / f"vllm-{VLLM_VERSION}"
-    if (root / "vllm").is_dir():
-        return root
-    root.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="codeground-vllm-"))
-    env = {**os.environ, "TMPDIR": str(work)}
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        f"vllm=={VLLM_VERSION}",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        "--no-build-isolation",
-        "--no-clean",
-        "-d",
-        str(work / "out"),
-    ]
-    subprocess.run(cmd, env=env, capture_output=True, text=True)  # exits 1 by design: setup.py needs torch
-    unpacked = sorted(work.glob("pip-download-*/vllm_*"))
-    if not unpacked:
-        raise CodegroundError(f"could not fetch the vLLM {VLLM_VERSION} sdist from PyPI (see {work})")
-    shutil.move(str(unpacked[0]), root)
-    shutil.rmtree(work, ignore_errors=True)
-    return root
 
 
 def _cpu_seconds() -> float:

@@ -542,7 +542,8 @@ def bench(
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
 
-    from codeground.app.bench import DEFAULT_CACHE, run_bench, vllm_corpus
+    from codeground.app.bench import DEFAULT_CACHE, run_bench
+    from codeground.app.corpora import vllm_corpus
     from codeground.app.eval_runner import default_variants
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 

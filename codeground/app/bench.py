@@ -67,6 +67,9 @@ def _timed_index(repo: Path, index_dir: Path, pipeline: Path, **kwargs) -> dict[
         "records": result.chunk_count,
         "records_by_type": result.records_by_type,
         "walk": {k: result.walk[k] for k in ("seen", "indexed", "skipped")},
+        # files a parser could not read (indexed as text or not at all) and generated trees pruned
+        "unparsed": result.walk.get("unparsed_counts", {}),
+        "pruned": result.walk.get("pruned", {}),
         "full": result.full,
     }
 

@@ -538,9 +538,21 @@ def bench(
         "--reranker",
         help="Also build codeground's own reranker (about 25 min) and measure recall with it.",
     ),
+    languages: bool = typer.Option(
+        False,
+        "--languages",
+        help="Instead of vLLM: index the TS/Go/Rust/Java corpora and measure recall on their question sets.",
+    ),
+    language: list[str] | None = typer.Option(
+        None, "--language", help="With --languages: only this language (typescript, go, rust, java)."
+    ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
+
+    if languages or language:
+        _bench_languages(work_dir, index_pipeline, pipeline, language)
+        return
 
     from codeground.app.bench import DEFAULT_CACHE, run_bench
     from codeground.app.corpora import vllm_corpus
@@ -567,6 +579,49 @@ def bench(
     out = cache / "bench" / "report.json"
     out.write_text(json.dumps(report, indent=2))
     _print_bench(report)
+    typer.echo(f"report: {out}")
+
+
+def _bench_languages(
+    work_dir: Path | None, index_pipeline: Path | None, pipeline: list[Path] | None, only: list[str] | None
+) -> None:
+    import json
+
+    from codeground.app.bench import DEFAULT_CACHE
+    from codeground.app.corpora import LANGUAGE_CORPORA
+    from codeground.app.language_bench import run_language_bench
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+    from codeground.components.cpu import machine
+
+    unknown = sorted(set(only or ()) - set(LANGUAGE_CORPORA))
+    if unknown:
+        _fail(f"unknown language {', '.join(unknown)}: choose from {', '.join(LANGUAGE_CORPORA)}")
+    cache = work_dir or DEFAULT_CACHE
+    pipelines = pipeline or [PIPELINES_DIR / "query.yaml", PIPELINES_DIR / "bm25.yaml"]
+    try:
+        results = run_language_bench(
+            cache,
+            index_pipeline or DEFAULT_INDEX_PIPELINE,
+            pipelines,
+            languages=only,
+            on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    from rich.console import Console
+
+    console = Console()
+    for name, result in results.items():
+        idx = result["index"]
+        console.print(
+            f"{name} ({result['corpus']}): {idx['files_by_language']} files of the language, "
+            f"{idx['records']} records {idx['records_by_type']}, {idx['symbols']['all']} symbols, "
+            f"unparsed {idx['unparsed'] or 0}, {idx['wall_s']} s wall"
+        )
+        console.print(_recall_table(name, result["retrieval"]))
+    out = cache / "bench" / "languages" / "report.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"machine": machine(), "languages": results}, indent=2))
     typer.echo(f"report: {out}")
 
 

@@ -116,8 +116,10 @@ def evaluate_pipelines(
     *,
     path_prefix: str | None = None,
     k: int = 10,
+    subsets: dict[str, set[str]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per pipeline: recall@1/3/5/10, oversize sources, warm retrieval latency, notices."""
+    """One row per pipeline: recall@1/3/5/10, oversize sources, warm retrieval latency, notices;
+    with ``subsets`` (name -> question ids), recall on each of those questions too."""
     from codeground.app.query import QueryEngine
 
     questions = load_questions(gold, require_sources=True)
@@ -136,12 +138,18 @@ def evaluate_pipelines(
             for half in ("tune", "check")
             if (subset := [q for q in questions if split_half(q.question_id) == half])
         }
+        by_subset = {
+            name: recall_at_ks(subset, results, path_prefix=prefix).recall | {"questions": len(subset)}
+            for name, ids in (subsets or {}).items()
+            if (subset := [q for q in questions if q.question_id in ids])
+        }
         rows.append(
             {
                 "pipeline": Path(path).name,
                 "questions": report.n_questions,
                 "recall": report.recall,
                 "recall_halves": halves,
+                **({"recall_subsets": by_subset} if subsets else {}),
                 "oversize_sources": report.oversize_sources,
                 "latency": latency_summary(info["latencies"]),
                 "notices": info["notices"],

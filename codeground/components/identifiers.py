@@ -4,7 +4,8 @@ Rule: a word that is an identifier yields itself, lowercased, plus its parts whe
 has more than one: ``trust_remote_code`` → ``trust_remote_code``, ``trust``, ``remote``, ``code``;
 ``Gemma2DecoderLayer`` → ``gemma2decoderlayer``, ``gemma2``, ``decoder``, ``layer``. Parts are
 split *before* lowercasing (camel case needs the capitals). Dotted paths are split at the dots
-first, so ``nn.Module.forward`` yields ``nn``, ``module``, ``forward``.
+first, so ``nn.Module.forward`` yields ``nn``, ``module``, ``forward``; ``Vec::new`` and ``List#add``
+yield their parts the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ _ACRONYM_PLURAL = re.compile(r"[A-Z]+s")
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 # Identifier characters including dotted paths, for symbol lookup in questions.
 _DOTTED = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*")
+# Other languages' member separators, read as the dot of ``Type.member``: Rust/C++ ``Vec::new``,
+# Javadoc ``List#add``.
+_MEMBER_SEPARATOR = re.compile(r"(?<=\w)(?:::|#)(?=[A-Za-z_])")
+
+
+def dotted(text: str) -> str:
+    """``text`` with ``Type::member`` and ``Type#member`` written ``Type.member``, as symbols are."""
+    return _MEMBER_SEPARATOR.sub(".", text)
 
 
 @lru_cache(maxsize=200_000)
@@ -47,10 +56,11 @@ def identifier_candidates(text: str) -> list[str]:
 
     ``"How does LLMEngine.add_request work?"`` → ``LLMEngine.add_request``, ``LLMEngine``,
     ``add_request`` (plus the plain words, which a symbol vocabulary will simply not contain).
+    ``Vec::with_capacity`` and ``List#add`` count as ``Vec.with_capacity`` and ``List.add``.
     Case is kept: symbol lookup is exact.
     """
     seen: dict[str, None] = {}
-    for match in _DOTTED.findall(text):
+    for match in _DOTTED.findall(dotted(text)):
         seen.setdefault(match, None)
         if "." in match:
             pieces = match.split(".")

@@ -28,6 +28,8 @@ import pathspec
 from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ByteStream
 
+from codeground.components.languages import MIME_BY_SUFFIX as LANGUAGE_MIMES
+
 logger = logging.getLogger(__name__)
 
 # Directories never walked and never counted (VCS metadata, build output, virtualenvs, caches).
@@ -46,9 +48,6 @@ PRUNED_DIR_NAMES: frozenset[str] = frozenset(
         "venv",
         "env",
         ".env",
-        "node_modules",
-        "build",
-        "dist",
         ".eggs",
         ".ipynb_checkpoints",
         ".codeground",
@@ -58,6 +57,15 @@ PRUNED_DIR_NAMES: frozenset[str] = frozenset(
     ]
 )
 PRUNED_DIR_GLOBS: tuple[str, ...] = ("*.egg-info",)
+# Generated and vendored trees: pruned too, but counted (``report["pruned"]``: name -> directories),
+# since a user may wonder where their ``vendor/`` went.
+GENERATED_DIR_NAMES: frozenset[str] = frozenset(
+    ["node_modules", "bower_components", "dist", "build", "vendor", "target"]
+)
+# Minified bundles: skipped as ``minified`` by name, or when a parsed language's file has lines a
+# person does not write (mean over MINIFIED_MEAN_LINE chars in a file of at least 2 KB).
+MINIFIED_GLOBS: tuple[str, ...] = ("*.min.js", "*.min.mjs", "*.min.cjs", "*-min.js", "*.bundle.js")
+MINIFIED_MEAN_LINE = 300
 
 # Never indexed, whatever .gitignore or the user says (checked on the file name, after all ignore
 # rules, so a negation such as ``!.env`` cannot re-include them).
@@ -116,11 +124,6 @@ DEFAULT_TEXT_EXTENSIONS: tuple[str, ...] = tuple(
         ".hpp",
         ".cu",
         ".cuh",
-        ".rs",
-        ".go",
-        ".js",
-        ".ts",
-        ".java",
         ".proto",
         ".cmake",
         ".in",
@@ -134,6 +137,7 @@ TEXT_FILE_NAMES: frozenset[str] = frozenset(
 TEXT_FILE_PREFIXES: tuple[str, ...] = ("Dockerfile.", "Containerfile.")
 
 MIME_BY_SUFFIX: dict[str, str] = {
+    **LANGUAGE_MIMES,  # .js .jsx .mjs .cjs .ts .tsx .go .rs .java: parsed by tree-sitter
     ".py": "text/x-python",
     ".pyi": "text/x-python",
     ".ipynb": "application/x-ipynb+json",
@@ -155,8 +159,15 @@ VANISHED = "vanished"
 BINARY = "binary"
 NOT_UTF8 = "not_utf8"
 EMPTY = "empty"
+MINIFIED = "minified"
 
 _BINARY_SNIFF_BYTES = 8192
+_PARSED_MIMES = frozenset(LANGUAGE_MIMES.values())
+
+
+def _looks_minified(text: str) -> bool:
+    """A bundle or minified file: at least 2 KB whose lines average over ``MINIFIED_MEAN_LINE`` chars."""
+    return len(text) >= 2048 and len(text) / (text.count("\n") + 1) > MINIFIED_MEAN_LINE
 _USER_IGNORE_FILE = ".codegroundignore"
 
 # (prefix relative to root, "" or "a/b/", compiled spec); evaluated in order, the last match wins.
@@ -208,8 +219,10 @@ class RepositoryWalker:
     Rules, in the order they are applied to each entry:
 
     1. Always pruned (not walked, not counted): directories named ``.git .hg .svn __pycache__
-       .mypy_cache .pytest_cache .ruff_cache .tox .nox .venv venv env .env node_modules build dist
-       .eggs *.egg-info .ipynb_checkpoints .codeground site-packages .idea .vscode``.
+       .mypy_cache .pytest_cache .ruff_cache .tox .nox .venv venv env .env .eggs *.egg-info
+       .ipynb_checkpoints .codeground site-packages .idea .vscode``. Generated and vendored trees
+       (``node_modules bower_components dist build vendor target``) are pruned as well, and counted
+       in ``report["pruned"]`` (directory name → how many).
     2. Ignore rules, lowest to highest precedence, last match wins (git semantics, ``!`` negation
        included): ``.git/info/exclude``, ``.gitignore`` at every level (relative to its own
        directory, deeper files override shallower), then the user's patterns (``ignore`` plus the
@@ -217,16 +230,20 @@ class RepositoryWalker:
        directory matched by an ignore rule is pruned and its contents are counted nowhere; an
        ignored file is counted as ``ignored``.
     3. Secrets (``.env``, ``.env.*``, keys, certificates, ``credentials.json``, ``secrets.*``,
-       ``.netrc``, ...) are skipped as ``secret`` and lock files as ``lockfile`` -- whatever any
-       ignore file or negation says.
+       ``.netrc``, ...) are skipped as ``secret``, lock files as ``lockfile`` and minified bundles
+       (``*.min.js``, ``*.bundle.js``, ...) as ``minified`` -- whatever any ignore file or negation says.
     4. Symlinks (to files or directories) are never followed; each counts as ``symlink``.
     5. Type by suffix: ``.py``/``.pyi`` → ``text/x-python``, ``.ipynb`` → ``application/x-ipynb+json``,
-       ``.md``/``.markdown`` → ``text/markdown``, ``.rst`` → ``text/x-rst``, ``text_extensions`` and
-       build files (``Dockerfile*``, ``Makefile``, ...) → ``text/plain``; anything else is
-       ``unsupported_type``.
+       ``.md``/``.markdown`` → ``text/markdown``, ``.rst`` → ``text/x-rst``, the tree-sitter languages
+       (``.js .jsx .mjs .cjs`` → ``text/javascript``, ``.ts .tsx .mts .cts`` → ``text/x-typescript``,
+       ``.go`` → ``text/x-go``, ``.rs`` → ``text/x-rust``, ``.java`` → ``text/x-java``),
+       ``text_extensions`` and build files (``Dockerfile*``, ``Makefile``, ...) → ``text/plain``;
+       anything else is ``unsupported_type``.
     6. Content: over ``max_file_bytes`` → ``too_large`` (checked before reading); a NUL byte in the
        first 8 KiB → ``binary``; invalid UTF-8 → ``not_utf8``; empty or whitespace only → ``empty``;
-       an OS error while reading → ``unreadable``; gone between listing and reading → ``vanished``.
+       an OS error while reading → ``unreadable``; gone between listing and reading → ``vanished``;
+       a tree-sitter language's file of at least 2 KB whose lines average over 300 characters
+       (a bundle, whatever its name) → ``minified``.
 
     Special files (FIFOs, sockets, devices) are neither read nor counted. A directory that cannot
     be listed is logged and contributes nothing. ``report["seen"]`` equals ``indexed`` plus the sum
@@ -339,6 +356,7 @@ class RepositoryWalker:
 
         files: list[ByteStream] = []
         skipped_files: list[tuple[str, str]] = []
+        pruned: Counter[str] = Counter()
         seen = 0
 
         # Iterative depth-first walk; each item carries the gitignore specs of its ancestors.
@@ -377,6 +395,9 @@ class RepositoryWalker:
                 if is_dir:
                     if name in PRUNED_DIR_NAMES or _matches_any(name, PRUNED_DIR_GLOBS):
                         continue
+                    if name in GENERATED_DIR_NAMES:
+                        pruned[name] += 1
+                        continue
                     if _is_ignored(rel + "/", stack):
                         continue
                     pending.append((entry.path, rel + "/", chain))
@@ -400,6 +421,7 @@ class RepositoryWalker:
             "indexed": len(files),
             "skipped": dict(sorted(counts.items())),
             "skipped_files": [[path, reason] for path, reason in skipped_files],
+            "pruned": dict(sorted(pruned.items())),
         }
         return {"files": files, "report": report}
 
@@ -413,6 +435,8 @@ class RepositoryWalker:
             return SECRET, None
         if _matches_any(name, LOCKFILE_GLOBS):
             return LOCKFILE, None
+        if _matches_any(name, MINIFIED_GLOBS):
+            return MINIFIED, None
         if is_link:
             return SYMLINK, None
         mime = self.mime_type_for(name)
@@ -442,6 +466,8 @@ class RepositoryWalker:
             return NOT_UTF8, None
         if not text.strip():
             return EMPTY, None
+        if mime in _PARSED_MIMES and _looks_minified(text):
+            return MINIFIED, None
         meta = {"file_path": rel, "sha256": hashlib.sha256(data).hexdigest()}
         return "", ByteStream(data=data, meta=meta, mime_type=mime)
 

@@ -9,6 +9,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.grounding.extract import extract_identifiers
+from codeground.components.languages import Language, language_for
 from codeground.components.notices import UNKNOWN_IDENTIFIERS, Notice
 
 # Raw identifiers as written in code and docs, case kept (``trust_remote_code``, ``LLMEngine``).
@@ -33,7 +34,10 @@ class GroundingChecker:
     Rules:
     - The identifiers are those of ``components.grounding.extract.extract_identifiers`` (code and
       code-looking prose; Python keywords, builtins and common standard-library names are ignored,
-      as are the extra ``allowlist`` names).
+      as are the extra ``allowlist`` names). For each other language the repository or the excerpts
+      are written in (JS/TS, Go, Rust, Java: ``components.languages``), that language's standard
+      names are ignored too (``Vec::with_capacity``, ``http.HandleFunc``, ``console.log``); a
+      Python-only repository's answers are checked exactly as before.
     - **grounded**: it appears verbatim (word boundaries, case kept) in the content or meta ``impl`` of
       a document given to the model. A dotted name is tested whole, then by its last part
       (``llm.generate`` is grounded by an excerpt defining ``generate``).
@@ -76,6 +80,7 @@ class GroundingChecker:
         self.allowlist = allowlist
         self._symbols: set[str] | None = None
         self._vocabulary: set[str] = set()
+        self._languages: set[Language] = set()  # other languages the repository is written in
 
     def warm_up(self) -> None:
         """Build the known vocabulary from the store once."""
@@ -92,6 +97,9 @@ class GroundingChecker:
                 vocabulary.update(symbol.split("."))
             file_path = meta.get("file_path")
             if isinstance(file_path, str):
+                lang = language_for(file_path)
+                if lang is not None:
+                    self._languages.add(lang)
                 modules = _module_names(file_path)
                 symbols.update(modules)
                 vocabulary.update(m for m in modules if "." not in m)
@@ -119,10 +127,10 @@ class GroundingChecker:
             "unknown": [],
         }
         text = (replies[0].text or "") if replies else ""
-        identifiers = extract_identifiers(text, allowlist=self.allowlist or ())
+        self.warm_up()
+        identifiers = extract_identifiers(text, allowlist=self._allowed(documents))
         if not identifiers:
             return {"grounding": report, "notices": []}
-        self.warm_up()
         excerpts = "\n".join(
             part
             for doc in documents
@@ -144,6 +152,13 @@ class GroundingChecker:
             else []
         )
         return {"grounding": report, "notices": notices}
+
+    def _allowed(self, documents: list[Document]) -> frozenset[str]:
+        """The extra allowlist plus the standard names of the other languages in play."""
+        languages = set(self._languages)
+        languages.update(language_for(str((d.meta or {}).get("file_path", ""))) for d in documents)
+        languages.discard(None)
+        return frozenset(self.allowlist or ()).union(*(lang.stdlib for lang in languages))
 
     @staticmethod
     def _in_excerpts(identifier: str, excerpts: str) -> bool:

@@ -32,7 +32,9 @@ Rules:
   (``os.path.join``, ``pathlib.Path``, ``str.join``), names imported from a standard module, and
   dunders (``__init__``). Callers may pass more names to ignore (``allowlist=["torch"]``).
 - A dotted name is reported as ONE identifier; the checker tests it whole and falls back to its
-  last part. The result is ordered by first appearance and has no duplicates.
+  last part. Other languages' member separators read as the dot: ``Vec::with_capacity`` and
+  ``List#add`` are ``Vec.with_capacity`` and ``List.add``. The result is ordered by first
+  appearance and has no duplicates.
 
 Usage:
 ```python
@@ -51,7 +53,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from codeground.components.identifiers import is_snake, looks_like_code
+from codeground.components.identifiers import dotted, is_snake, looks_like_code
 from codeground.components.markdown import blocks
 
 # -- the allowlist -----------------------------------------------------------------------------------
@@ -499,7 +501,7 @@ def extract_identifiers(answer: str, *, allowlist: Iterable[str] = ()) -> list[s
     ignored = ALLOWLIST | frozenset(allowlist)
     found = _Found()
     offset = 0
-    for mode, text in _segments(answer):
+    for mode, text in _segments(dotted(answer)):
         base = offset
         offset += len(text) + 1  # positions only need to grow segment by segment
         if mode == "prose":

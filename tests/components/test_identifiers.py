@@ -81,3 +81,11 @@ def test_symbol_lookup_grounding_check_and_chat_marking_agree_on_what_looks_like
     assert looked_up == expected
     assert extracted == expected
     assert marked == expected
+
+
+def test_other_languages_member_separators_read_as_the_dot_of_a_symbol():
+    from codeground.components.identifiers import identifier_candidates
+
+    found = identifier_candidates("Does `Vec::with_capacity` differ from Point::new or List#add?")
+    assert {"Vec.with_capacity", "Point.new", "List.add", "with_capacity", "new", "add"} <= set(found)
+    assert "a.b" not in identifier_candidates("x[a::2] and issue #12")  # slices and hashes are not members

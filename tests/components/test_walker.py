@@ -76,6 +76,15 @@ def test_mime_types_by_suffix(tmp_path: Path) -> None:
         "Dockerfile": "text/plain",
         "docker/Dockerfile.cpu": "text/plain",
         "Makefile": "text/plain",
+        "web/app.js": "text/javascript",
+        "web/App.jsx": "text/javascript",
+        "web/m.mjs": "text/javascript",
+        "web/c.cjs": "text/javascript",
+        "web/app.ts": "text/x-typescript",
+        "web/App.tsx": "text/x-typescript",
+        "cmd/main.go": "text/x-go",
+        "src/lib.rs": "text/x-rust",
+        "src/main/java/A.java": "text/x-java",
     }
     for rel in cases:
         write(tmp_path, rel, "content\n")
@@ -123,6 +132,31 @@ def test_vcs_and_venv_dirs_pruned(tmp_path: Path) -> None:
     assert set(files) == {"src/keep.py", "src/build.py"}
     assert report["seen"] == 2  # files in pruned dirs are not counted at all
     assert skipped == {}
+
+
+def test_generated_and_vendored_trees_are_pruned_and_counted(tmp_path: Path) -> None:
+    for d in ["web/node_modules", "node_modules", "dist", "go/vendor", "rust/target", "build"]:
+        write(tmp_path, f"{d}/lib/x.js", "export const x = 1;\n")
+    write(tmp_path, "src/vendor.go", "package src\n")  # a file named like one is kept
+    files, skipped, report = walk(tmp_path)
+    assert set(files) == {"src/vendor.go"}
+    assert report["pruned"] == {"build": 1, "dist": 1, "node_modules": 2, "target": 1, "vendor": 1}
+    assert skipped == {}
+    assert_counts_consistent(report)
+
+
+def test_minified_bundles_are_skipped_by_name_or_by_their_lines(tmp_path: Path) -> None:
+    write(tmp_path, "static/jquery.min.js", "function a(){}\n")
+    write(tmp_path, "static/app.bundle.js", "function a(){}\n")
+    write(tmp_path, "static/app.js", "var a=1;" * 600)  # 4.8 KB on one line: minified, whatever its name
+    write(tmp_path, "src/app.ts", "export const a = 1;\n" * 300)  # long file, short lines
+    write(tmp_path, "data/one_line.txt", "x" * 5000)  # plain text is not judged by its lines
+    files, skipped, report = walk(tmp_path)
+    assert set(files) == {"src/app.ts", "data/one_line.txt"}
+    assert skipped == {
+        p: "minified" for p in ["static/jquery.min.js", "static/app.bundle.js", "static/app.js"]
+    }
+    assert_counts_consistent(report)
 
 
 def test_counts_add_up(tmp_path: Path) -> None:

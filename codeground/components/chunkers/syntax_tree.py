@@ -8,6 +8,8 @@ One chunker for every language of :mod:`codeground.components.languages`; what d
   (from the receiver), Rust functions inside ``impl Type`` / ``impl Trait for Type`` as
   ``Type.method``, nested types as ``Outer.Inner``. Functions inside functions stay in their parent.
   A definition without a name (``export default function () {}``) is ``default``.
+- A variable, constant or field declaration is a definition when it is documented (a doc comment
+  on it) or exported (``export const schema = …``): then it is API; otherwise it is module or class text.
 - Its span starts at its doc comment (JSDoc/TSDoc/Javadoc ``/** */``, Go ``//`` lines and Rust
   ``///`` lines directly above, no blank line between) or at its decorators/attributes, and ends
   where the node ends; ``export`` is part of it.
@@ -235,20 +237,26 @@ class _Walk:
     # -- definitions -------------------------------------------------------------------------------
     def _definition(self, node, documented: bool = False) -> tuple[object, str] | None:
         """``(definition node, name)`` when ``node`` is, or wraps (``export …``), a definition;
-        ``documented``: a doc comment is on it, so a documented declaration counts too."""
+        ``documented``: a doc comment is on it, so a declaration (``const``, ``var``, a field) counts
+        too, as does any exported one."""
         fields = self.lang.wrappers.get(node.type)
         if fields is not None:
             for field in fields:
                 inner = node.child_by_field_name(field) if field else None
                 for candidate in [inner] if inner is not None else ([] if field else node.named_children):
-                    found = self._definition(candidate, documented)
+                    found = self._definition(candidate, True)  # exported: public API, as if documented
                     if found is not None:
                         return found
             return None
-        how = self.lang.definitions.get(node.type)
-        if how is None and documented and node.type in self.lang.documented:
+        found = self._named_definition(node)
+        if found is None and documented and node.type in self.lang.documented:
             name = _declared_name(node)
             return (node, name) if name else None
+        return found
+
+    def _named_definition(self, node) -> tuple[object, str] | None:
+        """``(node, name)`` by the language's definition rule for ``node``'s kind (module docstring)."""
+        how = self.lang.definitions.get(node.type)
         if how == "name":
             return node, _name(node) or "default"
         if how == "go_method":

@@ -184,3 +184,34 @@ def test_round_trips_through_pipeline_yaml(tmp_path):
     checker = again.get_component("grounding")
     assert isinstance(checker, GroundingChecker) and checker.allowlist == ["np"]
     assert again.dumps() == text
+
+
+def _lang_store() -> SQLiteBM25DocumentStore:
+    store = SQLiteBM25DocumentStore()
+    store.write_documents(
+        [
+            _record("src/point.rs", "Point.new", 3, "impl", "pub fn new(x: i32) -> Self { Point { x } }"),
+            _record("server.go", "Server.Start", 9, "impl", "func (s *Server) Start() error { return nil }"),
+        ]
+    )
+    return store
+
+
+def test_each_repository_languages_standard_names_are_not_claims_but_invented_methods_are():
+    store = _lang_store()
+    checker = GroundingChecker(document_store=store)
+    checker.warm_up()
+    reply = ChatMessage.from_assistant(
+        "Call `Point::new(1)`, reserve with `Vec::with_capacity(8)`, or `Point::new_fast(1)`; "
+        "then `s.Start()` after `http.HandleFunc` and `fmt.Println`; `Server.StartFast` does not exist."
+    )
+    report = checker.run(replies=[reply], documents=[])["grounding"]
+    assert report["unknown"] == ["Point.new_fast", "Server.StartFast"]
+    assert "Vec.with_capacity" not in report["identifiers"] and "fmt.Println" not in report["identifiers"]
+
+
+def test_a_python_only_repository_does_not_allow_other_languages_standard_names(store):
+    checker = GroundingChecker(document_store=store)
+    checker.warm_up()
+    reply = ChatMessage.from_assistant("Use `Vec::with_capacity(8)`.")
+    assert checker.run(replies=[reply], documents=[])["grounding"]["unknown"] == ["Vec.with_capacity"]

@@ -178,13 +178,18 @@ def _print_index_summary(result) -> None:
             f"{result.removed_records} records removed, {result.written_records} written"
             + (f", {result.unchanged_records} unchanged" if result.unchanged_records else "")
         )
+    from codeground.components.chunkers.syntax_tree import PARSED_AS_TEXT
+
     table = Table(title="index", show_header=False)
     table.add_row("files seen", str(walk["seen"]))
     table.add_row("files indexed", str(walk["indexed"]))
     for reason, count in sorted(walk["skipped"].items()):
         table.add_row(f"skipped: {reason}", str(count))
     for reason, count in sorted(walk.get("unparsed_counts", {}).items()):
-        table.add_row(f"read, no records: {reason}", str(count))
+        what = "indexed as text" if reason == PARSED_AS_TEXT else "read, no records"
+        table.add_row(f"{what}: {reason}", str(count))
+    for name, count in sorted(walk.get("pruned", {}).items()):
+        table.add_row(f"pruned: {name}/", f"{count} dirs")
     for stype, count in result.records_by_type.items():
         table.add_row(f"records: {stype}", str(count))
     table.add_row("records total", str(result.chunk_count))

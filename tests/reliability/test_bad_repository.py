@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from codeground.components.chunkers.syntax_tree import PARSED_AS_TEXT
 from codeground.components.records import line_of
 from codeground.components.walker import RepositoryWalker
 from tests.conftest import make_sample_repo
@@ -39,7 +40,7 @@ class Expect:
     """What must become of a file: ``indexed`` (with these symbols at least), or ``skipped`` /
     ``unparsed`` (read, no records) for a named reason."""
 
-    verdict: str  # "indexed" | "skipped" | "unparsed"
+    verdict: str  # "indexed" | "skipped" | "unparsed" | "as_text"
     reason: str = ""
     symbols: tuple[str, ...] = ()
 
@@ -54,6 +55,11 @@ def skipped(reason: str) -> Expect:
 
 def unparsed(reason: str) -> Expect:
     return Expect("unparsed", reason)
+
+
+def as_text(reason: str) -> Expect:
+    """Read, counted as unparsed for ``reason``, and indexed as text records all the same."""
+    return Expect("as_text", reason)
 
 
 def _write(data: bytes | str) -> Callable[[Path], None]:
@@ -164,7 +170,9 @@ BAD_FILES: list[tuple[str, Callable[[Path], None], Expect]] = [
         unparsed("syntax_error"),
     ),
     ("bad/long_function.py", _write(LONG_FUNCTION), indexed("long_function")),
-    ("bad/minified.js", _write("var a=1;" * 1_500 + "\n"), indexed("minified.js")),
+    # a bundle is not source anyone asks about: skipped by its lines, whatever its name
+    ("bad/minified.js", _write("var a=1;" * 1_500 + "\n"), skipped("minified")),
+    ("bad/unparsable.ts", _write("export function broken( {\n  return 1;\n"), as_text(PARSED_AS_TEXT)),
     ("bad/nested_60.py", _write(_nested_classes(60)), indexed("C0", ".".join(f"C{i}" for i in range(60)))),
     ("bad/nested_120.py", _write(_nested_classes(120)), unparsed("syntax_error")),
     (
@@ -276,6 +284,11 @@ def test_every_bad_file_is_indexed_or_skipped_with_a_counted_reason(bad_index, r
     elif expect.verdict == "unparsed":
         assert unparsed_files.get(rel) == expect.reason, (rel, unparsed_files.get(rel))
         assert manifest.files[rel].ids == [] and not records
+    elif expect.verdict == "as_text":
+        assert unparsed_files.get(rel) == expect.reason, (rel, unparsed_files.get(rel))
+        assert records and {r["meta"]["source_type"] for r in records} == {"text"}
+        text = (repo / rel).read_bytes().decode("utf-8")
+        assert "".join(r["content"] for r in sorted(records, key=lambda r: r["meta"]["start_char"])) in text
     else:
         assert rel not in skipped_files and rel not in unparsed_files
         assert sorted(manifest.files[rel].ids) == sorted(i for i, _ in _ids(index_dir, rel))
@@ -301,14 +314,19 @@ def test_index_output_counts_every_skip_and_parse_failure_as_the_manifest_does(b
     for reason, count in walk["skipped"].items():
         assert table[f"skipped: {reason}"] == count, reason
     for reason, count in walk["unparsed_counts"].items():
-        assert table[f"read, no records: {reason}"] == count, reason
+        what = "indexed as text" if reason == PARSED_AS_TEXT else "read, no records"
+        assert table[f"{what}: {reason}"] == count, reason
     assert table["records total"] == manifest_of(index_dir).chunk_count
     # every bad input is accounted for by name
     expected = Counter((e.verdict, e.reason) for rel, _, e in BAD_FILES if e.verdict != "indexed")
     if RUNNING_AS_ROOT:
         expected[("skipped", "unreadable")] -= 1
     bad_skips = Counter(("skipped", why) for p, why in walk["skipped_files"] if p.startswith("bad/"))
-    bad_unparsed = Counter(("unparsed", why) for p, why in walk["unparsed"].items() if p.startswith("bad/"))
+    bad_unparsed = Counter(
+        ("as_text" if why == "syntax_error_as_text" else "unparsed", why)
+        for p, why in walk["unparsed"].items()
+        if p.startswith("bad/")
+    )
     assert bad_skips + bad_unparsed == +expected
 
 

@@ -668,6 +668,22 @@ def _print_bench(report: dict) -> None:
 
 
 @cli.command()
+def mcp(
+    repo: Path | None = REPO_OPTION,
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+) -> None:
+    """MCP server over stdio (for editors and agents): search_code, ask, get_source, find_symbol."""
+    from codeground.app.mcp_server import serve_stdio
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    try:
+        serve_stdio(_index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml")
+    except CodegroundError as exc:
+        _fail(str(exc))
+
+
+@cli.command()
 def doctor(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,

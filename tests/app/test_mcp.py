@@ -1,0 +1,107 @@
+"""`codeground mcp` through a real MCP client session (``mcp.client.stdio``) that spawns it, on the
+sample repository's real index, with the fake Ollama server behind ``ask``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from codeground.app.mcp_server import CodegroundTools
+from codeground.app.pipelines import PIPELINES_DIR
+from tests.conftest import FIXTURES
+
+CODEGROUND = str(Path(sys.executable).parent / "codeground")
+
+
+def _session_calls(index_dir: Path, env: dict[str, str], calls: list[tuple[str, dict]]) -> tuple[list, list]:
+    """Spawn `codeground mcp`, list its tools, run ``calls`` in order; ``(tools, results)``."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=CODEGROUND, args=["mcp", "--index-dir", str(index_dir)], env=env)
+
+    async def main():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            results = [await session.call_tool(name, arguments) for name, arguments in calls]
+            return tools, results
+
+    return anyio.run(main)
+
+
+@pytest.fixture(scope="module")
+def index_dir(indexed_sample) -> Path:
+    return indexed_sample[1]
+
+
+def test_a_real_client_lists_the_tools_and_each_finds_the_right_file(index_dir, fake_ollama):
+    fake_ollama.configure(
+        reply="`Trainer.fit(data)` trains the model (pkg/trainer.py). `Trainer.fit_fast` too."
+    )
+    env = {**os.environ, "OLLAMA_HOST": fake_ollama.url}
+    calls = [
+        ("search_code", {"question": "What does Gemma2DecoderLayer.forward return?", "k": 3}),
+        ("find_symbol", {"name": "Gemma2DecoderLayer.forward"}),
+        ("get_source", {"path": "pkg/trainer.py", "start_line": 60, "end_line": 61}),
+        ("ask", {"question": "How do I fit a Trainer?"}),
+        ("get_source", {"path": "../../etc/passwd", "start_line": 1, "end_line": 2}),
+        ("get_source", {"path": "/etc/passwd", "start_line": 1, "end_line": 2}),
+        ("search_code", {"question": "   "}),
+    ]
+    tools, results = _session_calls(index_dir, env, calls)
+    assert {t.name for t in tools} == {"search_code", "ask", "get_source", "find_symbol"}
+    assert all(t.description and t.inputSchema["properties"] for t in tools)
+    search, symbol, source, answer, escape, absolute, empty = results
+
+    assert not search.isError
+    top = search.structuredContent["sources"][0]
+    assert (top["path"], top["symbol"]) == ("pkg/trainer.py", "Gemma2DecoderLayer.forward")
+    assert json.loads(search.content[0].text)["sources"][0]["symbol"] == top["symbol"]  # JSON, not a repr
+
+    assert [r["symbol"] for r in symbol.structuredContent["records"]][:1] == ["Gemma2DecoderLayer.forward"]
+
+    text = (FIXTURES / "sample_repo" / "pkg" / "trainer.py").read_text().splitlines(keepends=True)
+    assert source.structuredContent["text"] == "".join(text[59:61])
+
+    got = answer.structuredContent
+    assert got["answer"].startswith("`Trainer.fit(data)`")
+    assert got["citations"] and all(":" in c and "-" in c for c in got["citations"])
+    assert got["unknown_identifiers"] == ["Trainer.fit_fast"]
+
+    for refused in (escape, absolute):
+        assert refused.isError and "not a file of the indexed repository" in refused.content[0].text
+    assert empty.isError and "the question is empty" in empty.content[0].text
+
+
+def test_no_index_is_one_line_and_no_server(tmp_path):
+    import subprocess
+
+    done = subprocess.run(
+        [CODEGROUND, "mcp", "--index-dir", str(tmp_path / "none")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.strip().count("\n") == 0 and "no index" in done.stderr
+
+
+def test_a_server_started_before_a_reindex_answers_from_the_new_generation(tmp_path):
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "languages", repo)
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    tools = CodegroundTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
+    assert tools.find_symbol("Server::Start").records[0].path == "server.go"
+    assert tools.find_symbol("Server.Stop").records == []
+    with (repo / "server.go").open("a") as fh:
+        fh.write("\n// Stop stops the server.\nfunc (s *Server) Stop() error {\n\treturn nil\n}\n")
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    assert tools.search_code("What does Server.Stop do?", k=3).sources[0].symbol == "Server.Stop"
+    assert tools.find_symbol("Server.Stop").records[0].start_line == 47

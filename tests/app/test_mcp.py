@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codeground.app.mcp_server import CodegroundTools
 from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.repo_tools import RepositoryTools
 from tests.conftest import FIXTURES
 
 CODEGROUND = str(Path(sys.executable).parent / "codeground")
@@ -97,7 +97,7 @@ def test_a_server_started_before_a_reindex_answers_from_the_new_generation(tmp_p
     repo = tmp_path / "repo"
     shutil.copytree(FIXTURES / "languages", repo)
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
-    tools = CodegroundTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
+    tools = RepositoryTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
     assert tools.find_symbol("Server::Start").records[0].path == "server.go"
     assert tools.find_symbol("Server.Stop").records == []
     with (repo / "server.go").open("a") as fh:

@@ -1,0 +1,172 @@
+"""What codeground answers about a repository, as structured results every way in shares.
+
+``RepositoryTools`` holds the four read-only operations (``search_code``, ``ask``, ``get_source``,
+``find_symbol``) over one index and one query pipeline; ``codeground mcp`` exposes them as MCP tools
+and ``codeground serve`` as ``/search/run`` and ``/ask/run``, so both return the same JSON. Every
+question goes through one ``EnginePool``, which opens the index's live generation between questions:
+a server started before ``codeground index`` answers from the new generation on its next call, never
+mid-answer. ``get_source`` reads only files the index holds, inside the repository.
+
+Usage:
+```python
+from pathlib import Path
+from codeground.app.repo_tools import RepositoryTools
+
+tools = RepositoryTools(Path(".codeground"), Path("pipelines/query.yaml"))
+# tools.search_code("What does Trainer.fit return?", k=3).sources[0].path
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from codeground.app.errors import CodegroundError
+
+MAX_SOURCE_LINES = 400
+
+
+class Source(BaseModel):
+    """One indexed record: where it is and what it says."""
+
+    path: str = Field(description="file path relative to the repository root")
+    start_line: int = Field(description="first line, 1-based")
+    end_line: int = Field(description="last line, inclusive")
+    symbol: str = Field(description="Class.method, a heading path, or the module")
+    type: str = Field(description="api | impl | module | docs | notebook | text")
+    score: float | None = Field(default=None, description="retrieval score (higher is better)")
+    text: str = Field(description="the record's exact text")
+
+
+class SearchResult(BaseModel):
+    question: str
+    searched_as: str = Field(description="the question as searched (a follow-up may be rewritten)")
+    sources: list[Source]
+    notices: list[str] = Field(description="what the pipeline had to say, e.g. a reranker it could not load")
+
+
+class Answer(BaseModel):
+    question: str
+    answer: str | None = Field(description="the grounded answer (None when the LLM could not answer)")
+    citations: list[str] = Field(description="path:start-end of every source the model was given")
+    sources: list[Source]
+    unknown_identifiers: list[str] = Field(description="names in the answer found nowhere in the repository")
+    notices: list[str]
+
+
+class SourceLines(BaseModel):
+    path: str
+    start_line: int
+    end_line: int
+    text: str = Field(description="the lines, exactly as in the indexed file")
+
+
+class SymbolRecords(BaseModel):
+    name: str
+    records: list[Source]
+
+
+def _source(doc: Any) -> Source:
+    meta = doc.meta
+    return Source(
+        path=meta["file_path"],
+        start_line=meta["start_line"],
+        end_line=meta["end_line"],
+        symbol=str(meta.get("symbol", "")),
+        type=str(meta.get("source_type", "")),
+        score=doc.score,
+        text=doc.content or "",
+    )
+
+
+class RepositoryTools:
+    """The tools' logic, independent of the transport (tested directly and through a real client)."""
+
+    def __init__(self, index_dir: Path, pipeline: Path) -> None:
+        from codeground.app.ui import EnginePool
+
+        self.index_dir = Path(index_dir)
+        self.pipeline = Path(pipeline)
+        self.pool = EnginePool(self.index_dir)
+
+    def _engine(self):
+        return self.pool.get(self.pipeline)
+
+    def search_code(self, question: str, k: int = 8) -> SearchResult:
+        if not 1 <= k <= 50:
+            raise CodegroundError(f"k must be between 1 and 50, got {k}")
+        result = self._engine().search(question, k=k)
+        return SearchResult(
+            question=question,
+            searched_as=result.query,
+            sources=[_source(d) for d in result.documents],
+            notices=list(result.notices),
+        )
+
+    def ask(self, question: str) -> Answer:
+        result = self._engine().answer(question)
+        sources = [_source(d) for d in result.documents]
+        return Answer(
+            question=question,
+            answer=result.answer,
+            citations=[f"{s.path}:{s.start_line}-{s.end_line}" for s in sources],
+            sources=sources,
+            unknown_identifiers=list((result.grounding or {}).get("unknown", [])),
+            notices=list(result.notices),
+        )
+
+    def get_source(self, path: str, start_line: int, end_line: int) -> SourceLines:
+        from codeground.app.query import open_index
+
+        _, manifest = open_index(self.index_dir)
+        rel = PurePosixPath(path.replace("\\", "/"))
+        if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in manifest.files:
+            raise CodegroundError(
+                f"{path}: not a file of the indexed repository (give a path as search returns it)"
+            )
+        root = Path(manifest.root).resolve()
+        file = (root / rel).resolve()
+        if root not in file.parents:
+            raise CodegroundError(f"{path}: outside the repository")
+        if start_line < 1 or end_line < start_line:
+            raise CodegroundError(f"bad line range {start_line}-{end_line}: lines start at 1, end ≥ start")
+        if end_line - start_line + 1 > MAX_SOURCE_LINES:
+            raise CodegroundError(
+                f"at most {MAX_SOURCE_LINES} lines at a time, asked for {end_line - start_line + 1}"
+            )
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CodegroundError(f"{path}: cannot be read ({type(exc).__name__})") from exc
+        if start_line > len(lines):
+            raise CodegroundError(f"{path} has {len(lines)} lines; asked for {start_line}-{end_line}")
+        end = min(end_line, len(lines))
+        return SourceLines(
+            path=rel.as_posix(),
+            start_line=start_line,
+            end_line=end,
+            text="".join(lines[start_line - 1 : end]),
+        )
+
+    def find_symbol(self, name: str) -> SymbolRecords:
+        from codeground.app.query import open_index
+        from codeground.components.identifiers import dotted
+        from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+
+        wanted = dotted(name.strip().strip("`").removesuffix("()"))
+        if not wanted:
+            raise CodegroundError("the symbol name is empty")
+        gen, _ = open_index(self.index_dir)
+        store = SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3"))
+        rows = store.records_by_symbol([wanted, wanted.rsplit(".", 1)[-1]], ["file_path", "start_line"])
+        exact = [r for r in rows if r[1] == wanted or r[1].endswith(f".{wanted}")]
+        ids = [r[0] for r in (exact or rows)][:20]
+        found = (
+            {d.id: d for d in store.filter_documents({"field": "id", "operator": "in", "value": ids})}
+            if ids
+            else {}
+        )
+        return SymbolRecords(name=name, records=[_source(found[i]) for i in ids if i in found])

@@ -668,6 +668,28 @@ def _print_bench(report: dict) -> None:
 
 
 @cli.command()
+def serve(
+    repo: Path | None = REPO_OPTION,
+    index_dir: Path | None = INDEX_DIR_OPTION,
+    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
+    port: int = typer.Option(1416, "--port", help="Port (Hayhooks' default)."),
+) -> None:
+    """HTTP server on Hayhooks: POST /search/run, /ask/run, and the OpenAI-compatible /v1/chat/completions."""
+    from codeground.app.http_server import serve as serve_http
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    if not 1 <= port <= 65535:
+        _fail(f"--port must be between 1 and 65535, got {port}")
+    try:
+        serve_http(
+            _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+
+
+@cli.command()
 def mcp(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,

@@ -106,8 +106,10 @@ class RepositoryTools:
             notices=list(result.notices),
         )
 
-    def ask(self, question: str) -> Answer:
-        result = self._engine().answer(question)
+    def ask(self, question: str, *, history: list | None = None, on_token=None) -> Answer:
+        """The grounded answer; ``history`` (chat messages) lets a follow-up be rewritten, ``on_token``
+        receives the answer as it streams."""
+        result = self._engine().answer(question, history=history, on_token=on_token)
         sources = [_source(d) for d in result.documents]
         return Answer(
             question=question,

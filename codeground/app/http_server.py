@@ -1,0 +1,191 @@
+"""`codeground serve`: the repository over HTTP on Hayhooks, for any OpenAI-compatible chat front end.
+
+Two Hayhooks pipeline wrappers (``codeground/app/hayhooks_pipelines``) over one shared
+``RepositoryTools``: ``search`` (``POST /search/run``) and ``ask`` (``POST /ask/run``, and the
+OpenAI-compatible ``/v1/models`` + ``/v1/chat/completions`` with model ``ask``, streamed). The
+wrappers are loaded once at start-up in Hayhooks' durable mode, which has no deploy or undeploy
+routes: nobody can add a pipeline over HTTP. Tracing, the monitoring dashboard and cross-origin
+requests are off, and only codeground's routes answer (``Gate``). The server binds to 127.0.0.1
+unless told otherwise; with ``CODEGROUND_API_TOKEN`` set, every request needs
+``Authorization: Bearer <token>`` (401 otherwise).
+
+The index is checked before anything loads (one line if unusable); every question opens the live
+generation (``EnginePool``), so a re-index is picked up between questions.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import queue
+import threading
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from codeground.app.errors import CodegroundError
+from codeground.app.repo_tools import RepositoryTools
+
+WRAPPERS_DIR = Path(__file__).resolve().parent / "hayhooks_pipelines"
+TOKEN_ENV = "CODEGROUND_API_TOKEN"
+_INDEX_ENV, _PIPELINE_ENV = "CODEGROUND_SERVE_INDEX_DIR", "CODEGROUND_SERVE_PIPELINE"
+_tools: RepositoryTools | None = None
+_tools_lock = threading.Lock()
+
+
+def shared_tools() -> RepositoryTools:
+    """The one ``RepositoryTools`` of this server process (both wrappers share its engines)."""
+    global _tools
+    with _tools_lock:
+        if _tools is None:
+            _tools = RepositoryTools(Path(os.environ[_INDEX_ENV]), Path(os.environ[_PIPELINE_ENV]))
+        return _tools
+
+
+def _history(messages: list[dict[str, Any]]) -> tuple[str, list]:
+    """The last user message's text and the conversation before it as Haystack chat messages."""
+    from haystack.dataclasses import ChatMessage
+
+    def text(message: dict[str, Any]) -> str:
+        content = message.get("content") or ""
+        if isinstance(content, list):  # OpenAI content parts
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return str(content)
+
+    turns = [m for m in messages if m.get("role") in ("user", "assistant")]
+    if not turns or turns[-1].get("role") != "user":
+        raise CodegroundError("the last message must be the user's question")
+    history = [
+        ChatMessage.from_user(text(m)) if m["role"] == "user" else ChatMessage.from_assistant(text(m))
+        for m in turns[:-1]
+    ]
+    return text(turns[-1]), history
+
+
+def chat_answer(tools: RepositoryTools, messages: list[dict[str, Any]]) -> Generator[str, None, None]:
+    """The streamed answer for an OpenAI chat request: tokens as the model writes them, then the cited
+    ``path:start-end`` list and a marked notices block. An error is one line in the stream."""
+    try:
+        question, history = _history(messages)
+    except CodegroundError as exc:
+        yield f"error: {exc}"
+        return
+    inbox: queue.Queue = queue.Queue()
+
+    def work() -> None:
+        try:
+            inbox.put(
+                ("done", tools.ask(question, history=history, on_token=lambda t: inbox.put(("token", t))))
+            )
+        except CodegroundError as exc:
+            inbox.put(("error", str(exc)))
+        except Exception as exc:  # noqa: BLE001 - the client gets one line, the server keeps running
+            inbox.put(("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"))
+
+    threading.Thread(target=work, daemon=True, name="codeground-answer").start()
+    streamed = False
+    while True:
+        kind, value = inbox.get()
+        if kind == "token":
+            streamed = streamed or bool(value)
+            yield value
+        elif kind == "error":
+            yield f"error: {value}"
+            return
+        else:
+            if not streamed and value.answer:
+                yield value.answer  # a generator that does not stream (or a cached answer)
+            yield "\n\nSources:\n" + "\n".join(f"- {c}" for c in value.citations)
+            notes = [*value.notices]
+            if value.unknown_identifiers and not any("not found in this repository" in n for n in notes):
+                notes.append(f"not found in this repository: {', '.join(value.unknown_identifiers)}")
+            if notes:
+                yield "\n\n---\ncodeground notices:\n" + "\n".join(f"> {n}" for n in notes)
+            return
+
+
+def api_call(call, *args: Any) -> dict[str, Any]:
+    """A ``run_api`` body: its result as JSON, a ``CodegroundError`` as a 400 with the one line."""
+    from fastapi import HTTPException
+
+    try:
+        return call(*args).model_dump()
+    except CodegroundError as exc:
+        raise HTTPException(status_code=400, detail=str(exc)) from None
+
+
+# The routes codeground serves; Hayhooks' others (file uploads, pipeline drawings, which would fetch a
+# renderer from the internet, the Responses API) answer 404.
+ROUTES = frozenset(
+    {
+        "/status",
+        "/search/run",
+        "/ask/run",
+        "/v1/models",
+        "/models",
+        "/v1/chat/completions",
+        "/chat/completions",
+    }
+)
+DOC_ROUTES = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect"})
+
+
+class Gate:
+    """ASGI middleware in front of Hayhooks: only :data:`ROUTES` (and the OpenAPI docs) answer, and
+    with a token every request needs ``Authorization: Bearer <token>`` (401 otherwise)."""
+
+    def __init__(self, app, token: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            if self.expected is not None:
+                given = dict(scope.get("headers") or []).get(b"authorization", b"")
+                if not hmac.compare_digest(given, self.expected):
+                    headers = [(b"www-authenticate", b"Bearer")]
+                    return await _reply(send, 401, "missing or wrong bearer token", headers)
+            if scope.get("path") not in ROUTES | DOC_ROUTES:
+                return await _reply(send, 404, "not found")
+        await self.app(scope, receive, send)
+
+
+async def _reply(send, status: int, detail: str, headers: list | None = None) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), *(headers or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
+    """The Hayhooks app over ``index_dir`` answering with ``pipeline`` (see the module docstring)."""
+    from codeground.app.query import open_index
+
+    open_index(index_dir)  # no index: the one-line error, before any model or server loads
+    os.environ[_INDEX_ENV], os.environ[_PIPELINE_ENV] = (
+        str(Path(index_dir).resolve()),
+        str(Path(pipeline).resolve()),
+    )
+    # Hayhooks reads its settings from the environment when first imported
+    os.environ.update(
+        {
+            "HAYHOOKS_DURABLE_MODE": "true",  # pipelines load once at start-up; no deploy/undeploy routes
+            "HAYHOOKS_PIPELINES_DIR": str(WRAPPERS_DIR),
+            "HAYHOOKS_TRACING_ENABLED": "false",
+            "HAYHOOKS_MONITORING_ENABLED": "false",
+            "HAYHOOKS_SHOW_TRACEBACKS": "false",
+            "HAYHOOKS_CORS_ALLOW_ORIGINS": "[]",  # no web page elsewhere may call this server from a browser
+        }
+    )
+    from hayhooks import create_app
+
+    return Gate(create_app(), token)
+
+
+def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int = 1416) -> None:
+    """Serve until interrupted; ``CODEGROUND_API_TOKEN`` (if set) is the bearer token."""
+    import uvicorn
+
+    app = build_app(index_dir, pipeline, token=os.environ.get(TOKEN_ENV) or None)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

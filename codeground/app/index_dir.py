@@ -6,6 +6,12 @@ store, the BM25 store and the manifest; the file ``CURRENT`` names the live gene
 swapped atomically (``os.replace``) only after the new generation is complete. An interrupted run
 (Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation;
 the half-written one is removed by the next run.
+
+Readers (every ``QueryEngine``: the chat, ``serve``, ``mcp``, ``search``) hold a **lease** on the
+generation they opened: a shared ``flock`` on its ``.readers`` file, released when the engine is
+gone. A run removes a replaced generation only when it can take that lock exclusively, so a
+process still answering from the old generation keeps it until it lets go (the last reader to
+leave a replaced generation removes it; otherwise the next run does).
 """
 
 from __future__ import annotations
@@ -22,6 +28,23 @@ from codeground.app.errors import CodegroundError
 
 INDEX_DIRNAME = ".codeground"
 CURRENT = "CURRENT"
+READERS = ".readers"
+
+
+class Lease:
+    """A reader's hold on one generation (see the module docstring); ``close()`` lets go."""
+
+    def __init__(self, index: IndexDir, gen: Path, fh) -> None:
+        self.index, self.gen, self._fh = index, gen, fh
+
+    def close(self) -> None:
+        if self._fh is None:
+            return
+        fh, self._fh = self._fh, None
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+        if self.gen != self.index.current():  # replaced meanwhile: the last reader cleans up
+            self.index.remove_unheld(self.gen)
 
 
 def default_index_dir(repo: str | Path) -> Path:
@@ -66,11 +89,37 @@ class IndexDir:
         self.remove_stale()
 
     def remove_stale(self) -> None:
-        """Remove generations that are not live (left by an interrupted run or replaced)."""
+        """Remove generations that are not live (left by an interrupted run or replaced) and that no
+        reader holds."""
         live = self.current()
         for child in self.path.glob("gen-*"):
             if child.is_dir() and child != live:
-                shutil.rmtree(child, ignore_errors=True)
+                self.remove_unheld(child)
+
+    def remove_unheld(self, gen: Path) -> bool:
+        """Remove ``gen`` unless a reader holds a lease on it; whether it was removed."""
+        try:
+            fh = open(gen / READERS, "a")
+        except FileNotFoundError:  # gone, or never read
+            shutil.rmtree(gen, ignore_errors=True)
+            return not gen.exists()
+        with fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a reader is still answering from it
+            shutil.rmtree(gen, ignore_errors=True)
+        return not gen.exists()
+
+    def hold(self, gen: Path) -> Lease:
+        """A lease on ``gen`` for a reader; ``FileNotFoundError`` when it vanished before the lease
+        was taken (the caller opens the live generation again)."""
+        fh = open(gen / READERS, "a")
+        fcntl.flock(fh, fcntl.LOCK_SH)
+        if not gen.is_dir() or not any(gen.iterdir()):
+            fh.close()
+            raise FileNotFoundError(gen)
+        return Lease(self, gen, fh)
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,13 +89,28 @@ def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
     return gen, manifest
 
 
+def _open_held(index_dir: str | Path):
+    """The live generation, its manifest and a reader's lease on it (``IndexDir.hold``)."""
+    for _ in range(5):
+        gen, manifest = open_index(index_dir)
+        try:
+            return gen, manifest, IndexDir(index_dir).hold(gen)
+        except FileNotFoundError:  # replaced and removed between reading CURRENT and the lease
+            continue
+    raise CodegroundError(
+        f"the index in {index_dir} keeps changing; try again when `codeground index` is done"
+    )
+
+
 class QueryEngine:
     """One pipeline YAML over one index, loaded once and reused."""
 
     def __init__(
         self, index_dir: str | Path, pipeline_path: str | Path, *, system_prompt: str | Path | None = None
     ) -> None:
-        self.gen, self.manifest = open_index(index_dir)
+        self.gen, self.manifest, lease = _open_held(index_dir)
+        # the generation stays on disk while this engine lives, even after a re-index replaced it
+        self._lease = weakref.finalize(self, lease.close)
         self.pipeline_path = Path(pipeline_path)
         self.data = read_pipeline_dict(self.pipeline_path)
         wanted = embedder_identity(self.data)

@@ -43,14 +43,32 @@ def _retrieval_fingerprint(path: Path) -> str:
     return settings_fingerprint({"components": comps, "connections": conns})
 
 
+def uses_server_store(data: dict[str, Any]) -> bool:
+    """Whether a pipeline reads a document store on a server (``host`` set) instead of the index's."""
+
+    def stores(value: Any):
+        if isinstance(value, dict):
+            params = value.get("init_parameters")
+            if isinstance(params, dict) and str(value.get("type", "")).endswith("DocumentStore"):
+                yield params
+            for item in value.values():
+                yield from stores(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from stores(item)
+
+    return any(params.get("host") for params in stores(data.get("components", {})))
+
+
 def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path]:
     """Every query pipeline in pipelines/ whose retrieval differs, the four core ones first.
 
     Index pipelines are excluded, so is a YAML that needs an optional extra that is not installed
     (``query_llamacpp.yaml`` without ``[llamacpp]``), so is a YAML that embeds questions with another
-    embedder than ``index_pipeline`` (``query_ollama_embed.yaml`` needs its own index), and so is a YAML
-    that differs from an earlier one only in how it answers (e.g. ``query_openai.yaml``): retrieval
-    figures would repeat a row.
+    embedder than ``index_pipeline`` (``query_ollama_embed.yaml`` needs its own index), so is one
+    whose stores live on a server rather than in the index (``query_chroma_server.yaml`` reads what
+    ``index_chroma_server.yaml`` wrote there), and so is a YAML that differs from an earlier one only
+    in how it answers (e.g. ``query_openai.yaml``): retrieval figures would repeat a row.
     """
     from codeground.app.manifest import embedder_identity
 
@@ -61,6 +79,7 @@ def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path
         if not p.name.startswith("index")
         and installed(p)
         and embedder_identity(read_pipeline_dict(p)) in (None, indexed_with)
+        and not uses_server_store(read_pipeline_dict(p))
     )
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
     seen: set[str] = set()

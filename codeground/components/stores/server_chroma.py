@@ -10,8 +10,9 @@ Rules (what a Chroma folder inside the generation gets for free, a server collec
   collection empty, the store first copies the previous collection's rows (ids and vectors, and
   content and meta unless ``vectors_only``) in batches, so only changed records are written.
 - With ``register_in`` (a file in the generation's folder), the store records the collection it
-  created there; removing the generation drops those collections (``drop_registered``), so replaced
-  generations do not pile up on the server.
+  created there; removing the generation drops those collections (``drop_registered``, only those
+  named after that generation: an incremental run's folder starts as a copy of the previous one's),
+  so replaced generations do not pile up on the server.
 
 Usage (a running ``chroma run --host 127.0.0.1 --port 8000`` is needed, so this is not run here):
 ```python
@@ -75,6 +76,8 @@ class ServerChromaDocumentStore(BatchedChromaDocumentStore):
         path = Path(self.register_in)
         entry = {"host": self._host, "port": self._port, "collection": self._collection_name}
         entries = json.loads(path.read_text()) if path.is_file() else []
+        # a generation copied from the previous one starts with its list: keep only this generation's
+        entries = [e for e in entries if not self.generation or self.generation in str(e.get("collection"))]
         if entry not in entries:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
@@ -132,6 +135,8 @@ def drop_registered(gen: Path) -> None:
     from chromadb.config import Settings
 
     for entry in json.loads(path.read_text()):
+        if Path(gen).name not in str(entry.get("collection")):
+            continue  # copied along from the generation an incremental run started from: not this one's
         try:
             client = chromadb.HttpClient(
                 host=entry["host"], port=entry["port"], settings=Settings(anonymized_telemetry=False)

@@ -185,7 +185,23 @@ def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
 
 def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int = 1416) -> None:
     """Serve until interrupted; ``CODEGROUND_API_TOKEN`` (if set) is the bearer token."""
+    import sys
+
     import uvicorn
 
-    app = build_app(index_dir, pipeline, token=os.environ.get(TOKEN_ENV) or None)
+    token = os.environ.get(TOKEN_ENV) or None
+    app = build_app(index_dir, pipeline, token=token)
+    local = host in ("127.0.0.1", "localhost", "::1")
+    if not local and not token:
+        print(
+            f"warning: serving on {host} without {TOKEN_ENV}: anyone who can reach it can query",
+            file=sys.stderr,
+        )
+    base = f"http://{host}:{port}"
+    print(
+        f"codeground serving {index_dir} on {base}: POST /search/run, POST /ask/run, "
+        f"OpenAI base URL {base}/v1 (model 'ask'){'; bearer token required' if token else ''}",
+        file=sys.stderr,
+        flush=True,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")

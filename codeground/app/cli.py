@@ -405,8 +405,12 @@ def query(
         False, "--strict", help="Exit with status 3 when the answer names an identifier the repository lacks."
     ),
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+    no_repair: bool = typer.Option(
+        False, "--no-repair", help="Do not ask again when the answer names what the repository lacks."
+    ),
 ) -> None:
     """Answer a question from the repository: streamed answer, then the cited files, then notices."""
+    from codeground.app.repair import marker
 
     def on_token(token: str) -> None:
         sys.stdout.write(token)
@@ -415,7 +419,12 @@ def query(
     try:
         _check_question(question)
         engine = _engine(index_dir, repo, pipeline, system_prompt)
-        result = engine.answer(question, on_token=on_token)
+        result = engine.answer(
+            question,
+            on_token=on_token,
+            repair=False if no_repair else None,
+            on_repair=lambda names: on_token(marker(names)),  # stdout cannot take back what it printed
+        )
     except CodegroundError as exc:
         _fail(str(exc))
     if result.answer is not None:

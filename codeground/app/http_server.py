@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codeground.app.errors import CodegroundError
+from codeground.app.repair import marker
 from codeground.app.repo_tools import RepositoryTools
 
 WRAPPERS_DIR = Path(__file__).resolve().parent / "hayhooks_pipelines"
@@ -75,9 +76,15 @@ def chat_answer(tools: RepositoryTools, messages: list[dict[str, Any]]) -> Gener
 
     def work() -> None:
         try:
-            inbox.put(
-                ("done", tools.ask(question, history=history, on_token=lambda t: inbox.put(("token", t))))
+
+            def put(text: str) -> None:
+                inbox.put(("token", text))
+
+            # a stream cannot take back what it sent: the corrected answer follows a marked line
+            done = tools.ask(
+                question, history=history, on_token=put, on_repair=lambda names: put(marker(names))
             )
+            inbox.put(("done", done))
         except CodegroundError as exc:
             inbox.put(("error", str(exc)))
         except Exception as exc:  # noqa: BLE001 - the client gets one line, the server keeps running

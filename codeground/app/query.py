@@ -15,6 +15,7 @@ Rules:
 from __future__ import annotations
 
 import functools
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -29,9 +30,11 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.overlay import drop_components
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
+from codeground.app.repair import PROMPT_VARIABLE, RepairSettings, repaired_text, skipped_text
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
 from codeground.components.llm_errors import ollama_fix
+from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, Notice, kind_of
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
@@ -48,6 +51,8 @@ class QueryResult:
     notices: list[str] = field(default_factory=list)
     seconds: float = 0.0
     grounding: dict[str, Any] | None = None
+    first_answer: str | None = None  # the answer before a repair, when there was one
+    repaired: list[str] = field(default_factory=list)  # the names the first answer had invented
 
     @property
     def cited_files(self) -> list[str]:
@@ -261,15 +266,94 @@ class QueryEngine:
         )
 
     def answer(
-        self, question: str, *, history: list | None = None, on_token: Callable[[str], None] | None = None
+        self,
+        question: str,
+        *,
+        history: list | None = None,
+        on_token: Callable[[str], None] | None = None,
+        repair: bool | None = None,
+        on_repair: Callable[[list[str]], None] | None = None,
     ) -> QueryResult:
-        """Retrieval plus the streamed, grounded answer."""
+        """Retrieval plus the streamed, grounded answer, repaired once when it names what the
+        repository lacks (``codeground.app.repair``; ``repair=False`` turns that off). ``on_repair``
+        is told the names just before the corrected answer starts streaming."""
+        t0 = time.perf_counter()
+        first = self._answer_once(question, history, on_token, {})
+        settings = RepairSettings.of(self.data)
+        unknown = list((first.grounding or {}).get("unknown") or [])
+        pipeline = self.answer_pipeline
+        can_tell = self.roles.prompt and PROMPT_VARIABLE in pipeline.inputs().get(self.roles.prompt, {})
+        if (
+            not (settings.enabled if repair is None else repair)
+            or not unknown
+            or not first.answer
+            or not can_tell
+        ):
+            return first
+        left = settings.budget_s - (time.perf_counter() - t0)
+        if left <= 0:
+            first.notices.append(
+                Notice(
+                    REPAIR_SKIPPED,
+                    f"not asked again: the answer took over the repair budget ({settings.budget_s:.0f} s)",
+                )
+            )
+            return first
+        if on_repair:
+            on_repair(unknown)
+        forward = threading.Event()
+        forward.set()
+        box: dict[str, Any] = {}
+
+        def again() -> None:
+            try:
+                box["result"] = self._answer_once(
+                    first.query,
+                    None,
+                    (lambda t: on_token(t) if forward.is_set() else None) if on_token else None,
+                    {PROMPT_VARIABLE: unknown},
+                )
+            except CodegroundError as exc:
+                box["error"] = str(exc)
+
+        worker = threading.Thread(target=again, name="codeground-repair", daemon=True)
+        worker.start()
+        worker.join(timeout=left)
+        forward.clear()  # a late second answer never reaches the client
+        second = box.get("result")
+        if second is None or not second.answer:
+            why = box.get("error") or (
+                f"it took over {left:.0f} s" if worker.is_alive() else "no answer came"
+            )
+            first.notices.append(
+                Notice(
+                    REPAIR_SKIPPED,
+                    skipped_text(unknown, why),
+                )
+            )
+            return first
+        kept = [n for n in first.notices if kind_of(n) != UNKNOWN_IDENTIFIERS]
+        notices = list(dict.fromkeys([*kept, Notice(REPAIRED, repaired_text(unknown)), *second.notices]))
+        second.question, second.notices = question, notices
+        second.first_answer, second.repaired = first.answer, unknown
+        second.seconds = time.perf_counter() - t0
+        return second
+
+    def _answer_once(
+        self,
+        question: str,
+        history: list | None,
+        on_token: Callable[[str], None] | None,
+        prompt: dict[str, Any],
+    ) -> QueryResult:
         t0 = time.perf_counter()
         pipeline = self.answer_pipeline  # built (and its roles checked) first
         roles = self.roles
         extra: dict[str, Any] = {}
         if roles.prompt and "concept_prompt" in pipeline.inputs().get(roles.prompt, {}):
             extra[roles.prompt] = {"concept_prompt": self.concept_prompt.text}
+        if prompt and roles.prompt:
+            extra.setdefault(roles.prompt, {}).update(prompt)
         if on_token is not None and roles.answer:
             extra[roles.answer] = {"streaming_callback": lambda chunk: on_token(chunk.content or "")}
         out = self._run(pipeline, question, history, extra)

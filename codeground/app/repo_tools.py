@@ -54,6 +54,9 @@ class Answer(BaseModel):
     citations: list[str] = Field(description="path:start-end of every source the model was given")
     sources: list[Source]
     unknown_identifiers: list[str] = Field(description="names in the answer found nowhere in the repository")
+    repaired: list[str] = Field(
+        default_factory=list, description="names a first answer invented; it was asked for again without them"
+    )
     notices: list[str]
 
 
@@ -106,10 +109,11 @@ class RepositoryTools:
             notices=list(result.notices),
         )
 
-    def ask(self, question: str, *, history: list | None = None, on_token=None) -> Answer:
-        """The grounded answer; ``history`` (chat messages) lets a follow-up be rewritten, ``on_token``
-        receives the answer as it streams."""
-        result = self._engine().answer(question, history=history, on_token=on_token)
+    def ask(self, question: str, *, history: list | None = None, on_token=None, on_repair=None) -> Answer:
+        """The grounded answer (repaired once when it named what the repository lacks); ``history``
+        (chat messages) lets a follow-up be rewritten, ``on_token`` receives the answer as it
+        streams and ``on_repair`` the invented names just before a corrected answer streams."""
+        result = self._engine().answer(question, history=history, on_token=on_token, on_repair=on_repair)
         sources = [_source(d) for d in result.documents]
         return Answer(
             question=question,
@@ -117,6 +121,7 @@ class RepositoryTools:
             citations=[f"{s.path}:{s.start_line}-{s.end_line}" for s in sources],
             sources=sources,
             unknown_identifiers=list((result.grounding or {}).get("unknown", [])),
+            repaired=list(result.repaired),
             notices=list(result.notices),
         )
 

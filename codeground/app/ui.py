@@ -150,7 +150,8 @@ def _to_chat_messages(turns: list[dict[str, str]]) -> list[Any]:
 def stream_answer(
     pool: EnginePool, pipeline: Path, question: str, turns: list[dict[str, str]]
 ) -> Iterator[tuple[str, Any]]:
-    """Run one question in a worker thread; yield ``("tokens", text)`` batches, then one of
+    """Run one question in a worker thread; yield ``("engine", engine)``, ``("tokens", text)`` batches
+    and ``("repair", names)`` (the answer so far is being replaced) as they come, then one of
     ``("result", QueryResult)`` or ``("error", message)``."""
     inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
 
@@ -159,7 +160,12 @@ def stream_answer(
             engine = pool.get(pipeline)
             inbox.put(("engine", engine))
             history = _to_chat_messages(turns)
-            result = engine.answer(question, history=history, on_token=lambda t: inbox.put(("token", t)))
+            result = engine.answer(
+                question,
+                history=history,
+                on_token=lambda t: inbox.put(("token", t)),
+                on_repair=lambda names: inbox.put(("repair", names)),  # the page replaces the answer
+            )
             inbox.put(("result", result))
         except CodegroundError as exc:
             inbox.put(("error", str(exc)))
@@ -180,15 +186,20 @@ def stream_answer(
         with contextlib.suppress(queue.Empty):  # take everything already waiting: the UI updates in batches
             while True:
                 batch.append(inbox.get_nowait())
-        # Within a batch the order is always: engine, tokens, then the result or error.
-        yield from ((kind, value) for kind, value in batch if kind == "engine")
-        tokens = "".join(value for kind, value in batch if kind == "token")
+        # in the order they came, consecutive tokens joined: the page updates in batches
+        tokens = ""
+        for kind, value in batch:
+            if kind == "token":
+                tokens += value
+                continue
+            if tokens:
+                yield "tokens", tokens
+                tokens = ""
+            yield kind, value
+            if kind in ("result", "error"):
+                return
         if tokens:
             yield "tokens", tokens
-        for kind, value in batch:
-            if kind in ("result", "error"):
-                yield kind, value
-                return
 
 
 def build_app(
@@ -227,6 +238,11 @@ def build_app(
             elif kind == "tokens":
                 answer += value
                 chat[-1] = {"role": "assistant", "content": format_partial(answer)}
+                yield chat, None, gr.skip()
+            elif kind == "repair":  # the answer named what the repository lacks: it is asked again
+                answer = ""
+                status = f"asking again without {', '.join(value)}…"
+                chat[-1] = {"role": "assistant", "content": format_partial("", status=status)}
                 yield chat, None, gr.skip()
             elif kind == "error":
                 chat[-1] = {"role": "assistant", "content": format_error(value)}

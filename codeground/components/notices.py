@@ -26,11 +26,24 @@ RERANK_UNAVAILABLE = "rerank_unavailable"  # the reranker had no opinion: the fu
 LLM_FAILED = "llm_failed"  # the LLM gave no answer (unreachable, model missing, timeout, ...)
 NOTHING_FOUND = "nothing_found"  # no source matched: the model was not asked
 UNKNOWN_IDENTIFIERS = "unknown_identifiers"  # the answer names what the repository does not have
+REPAIRED = "repaired"  # the model was asked once more without the names the repository lacks
+REPAIR_SKIPPED = "repair_skipped"  # that second call did not happen or did not finish in its budget
 
-KINDS = (REWRITTEN, SEARCHED_AS_TYPED, RERANK_UNAVAILABLE, LLM_FAILED, NOTHING_FOUND, UNKNOWN_IDENTIFIERS)
+KINDS = (
+    REWRITTEN,
+    SEARCHED_AS_TYPED,
+    RERANK_UNAVAILABLE,
+    LLM_FAILED,
+    NOTHING_FOUND,
+    UNKNOWN_IDENTIFIERS,
+    REPAIRED,
+    REPAIR_SKIPPED,
+)
 # what the user should read the notice as
 SEARCHED = frozenset({REWRITTEN, SEARCHED_AS_TYPED})
-DEGRADED = frozenset({SEARCHED_AS_TYPED, RERANK_UNAVAILABLE, LLM_FAILED, NOTHING_FOUND, UNKNOWN_IDENTIFIERS})
+DEGRADED = frozenset(
+    {SEARCHED_AS_TYPED, RERANK_UNAVAILABLE, LLM_FAILED, NOTHING_FOUND, UNKNOWN_IDENTIFIERS, REPAIR_SKIPPED}
+)
 
 
 class Notice(str):

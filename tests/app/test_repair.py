@@ -1,0 +1,108 @@
+"""Repair, then mark (codeground/app/repair.py), on the sample repository's real index with the
+fake Ollama server: an invented name gets one more model call, with the names listed as absent."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.query import QueryEngine
+from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, kind_of
+
+QUERY = PIPELINES_DIR / "query.yaml"
+INVENTED = "Call `Trainer.fit_fast(data)` to train."
+GROUNDED = "Call `Trainer.fit(data)` to train."
+TOLD = "Your previous answer to this question named"
+
+
+def _last_user(body: dict) -> str:
+    return [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+
+
+@pytest.fixture(scope="module")
+def index_dir(indexed_sample) -> Path:
+    return indexed_sample[1]
+
+
+def _chat_calls(fake) -> list:
+    return [r for r in fake.requests_to("/api/chat") if "Repository material" in _last_user(r.body)]
+
+
+def test_an_invented_method_is_repaired_on_the_second_call_and_the_notice_says_so(
+    index_dir, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply=lambda body: GROUNDED if TOLD in _last_user(body) else INVENTED)
+    tokens, told = [], []
+    result = QueryEngine(index_dir, QUERY).answer(
+        "How do I fit a Trainer?", on_token=tokens.append, on_repair=told.append
+    )
+    assert result.answer == GROUNDED and result.first_answer == INVENTED
+    assert result.repaired == ["Trainer.fit_fast"] and told == [["Trainer.fit_fast"]]
+    assert result.grounding["unknown"] == []
+    assert [kind_of(n) for n in result.notices].count(REPAIRED) == 1
+    assert UNKNOWN_IDENTIFIERS not in [kind_of(n) for n in result.notices]
+    calls = _chat_calls(fake_ollama)
+    assert len(calls) == 2 and "Trainer.fit_fast" in _last_user(calls[1].body).split(TOLD, 1)[1]
+    assert "".join(tokens) == INVENTED + GROUNDED  # both streamed; the client was told in between
+
+
+def test_a_second_invention_keeps_the_marks(index_dir, fake_ollama, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(
+        reply=lambda body: "Use `Trainer.train_all()`." if TOLD in _last_user(body) else INVENTED
+    )
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?")
+    assert result.grounding["unknown"] == ["Trainer.train_all"]
+    kinds = [kind_of(n) for n in result.notices]
+    assert REPAIRED in kinds and UNKNOWN_IDENTIFIERS in kinds
+    assert len(_chat_calls(fake_ollama)) == 2  # at most one retry
+
+
+def test_no_repair_makes_one_call_and_a_grounded_answer_is_never_asked_again(
+    index_dir, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply=INVENTED)
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?", repair=False)
+    assert result.answer == INVENTED and result.grounding["unknown"] == ["Trainer.fit_fast"]
+    fake_ollama.reset()
+    fake_ollama.configure(reply=GROUNDED)
+    assert QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?").repaired == []
+    assert len(_chat_calls(fake_ollama)) == 1
+
+
+def test_a_repair_past_its_budget_keeps_the_first_answer_marked(
+    index_dir, fake_ollama, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    variant = tmp_path / "query_quick_repair.yaml"
+    variant.write_text(f"extends: {QUERY}\nmetadata:\n  repair:\n    budget_s: 1.5\n")
+
+    def slow_second(body: dict) -> str:
+        if TOLD in _last_user(body):
+            time.sleep(4)
+            return GROUNDED
+        return INVENTED
+
+    fake_ollama.configure(reply=slow_second)
+    tokens: list[str] = []
+    t0 = time.perf_counter()
+    result = QueryEngine(index_dir, variant).answer("How do I fit a Trainer?", on_token=tokens.append)
+    assert time.perf_counter() - t0 < 4  # the client does not wait for the late answer
+    assert result.answer == INVENTED and result.grounding["unknown"] == ["Trainer.fit_fast"]
+    assert REPAIR_SKIPPED in [kind_of(n) for n in result.notices]
+    time.sleep(4.5)
+    assert "".join(tokens) == INVENTED  # the late second answer never reaches the client
+
+
+def test_a_yaml_can_turn_repair_off(index_dir, fake_ollama, monkeypatch, tmp_path):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    variant = tmp_path / "query_no_repair.yaml"
+    variant.write_text(f"extends: {QUERY}\nmetadata:\n  repair:\n    enabled: false\n")
+    fake_ollama.configure(reply=INVENTED)
+    assert QueryEngine(index_dir, variant).answer("How do I fit a Trainer?").answer == INVENTED
+    assert len(_chat_calls(fake_ollama)) == 1

@@ -28,6 +28,7 @@ NOTHING_FOUND = "nothing_found"  # no source matched: the model was not asked
 UNKNOWN_IDENTIFIERS = "unknown_identifiers"  # the answer names what the repository does not have
 REPAIRED = "repaired"  # the model was asked once more without the names the repository lacks
 REPAIR_SKIPPED = "repair_skipped"  # that second call did not happen or did not finish in its budget
+NO_ANSWER = "no_answer"  # the retrieved material does not look like it answers: the model was not asked
 
 KINDS = (
     REWRITTEN,
@@ -38,6 +39,7 @@ KINDS = (
     UNKNOWN_IDENTIFIERS,
     REPAIRED,
     REPAIR_SKIPPED,
+    NO_ANSWER,
 )
 # what the user should read the notice as
 SEARCHED = frozenset({REWRITTEN, SEARCHED_AS_TYPED})

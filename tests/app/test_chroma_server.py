@@ -34,20 +34,19 @@ def chroma_server(tmp_path, monkeypatch):
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:  # the client connects when made
-            client = chromadb.HttpClient(
-                host="127.0.0.1", port=port, settings=Settings(anonymized_telemetry=False)
-            )
-            break
-        except Exception:  # noqa: BLE001 - not up yet
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"chroma run did not start: {(tmp_path / 'chroma.log').read_text()[-1500:]}")
-            time.sleep(0.3)
-    monkeypatch.setenv("CODEGROUND_CHROMA_URL", f"http://127.0.0.1:{port}")
-    try:
+    try:  # whatever happens, the server process is stopped
+        deadline = time.monotonic() + 60
+        while True:
+            try:  # the client connects when made
+                client = chromadb.HttpClient(
+                    host="127.0.0.1", port=port, settings=Settings(anonymized_telemetry=False)
+                )
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"chroma run did not start: {(tmp_path / 'chroma.log').read_text()[-1500:]}")
+                time.sleep(0.3)
+        monkeypatch.setenv("CODEGROUND_CHROMA_URL", f"http://127.0.0.1:{port}")
         yield client
     finally:
         proc.terminate()

@@ -28,9 +28,9 @@ class GuardedChatGenerator:
     Rule: the retrieved sources are worth showing even when the LLM is down, missing a model, slow
     or cut off mid-stream. Any exception from the generator becomes an empty ``replies`` list and a
     notice that says what to do (start Ollama, pull the model, …). Tokens already streamed stay
-    streamed. With no sources at all (``documents`` connected and empty) the model is not called:
-    the answer says the repository has nothing on it. The generator is declared in YAML in its own
-    serialized form.
+    streamed. With no sources at all (``documents`` connected and empty), or with a ``refusal``
+    connected and set, the model is not called: the answer says the repository has nothing on it.
+    The generator is declared in YAML in its own serialized form.
 
     Usage:
     ```python
@@ -66,12 +66,19 @@ class GuardedChatGenerator:
         messages: list[ChatMessage],
         streaming_callback: Any = None,
         documents: list[Document] | None = None,
+        refusal: str | None = None,
     ) -> dict[str, Any]:
         """The generator's replies, or no reply and a notice explaining the failure.
 
         When ``documents`` (the sources quoted in the prompt) is given and empty, the model is not
-        asked at all: the reply says the repository has nothing on the question.
+        asked at all: the reply says the repository has nothing on the question. A non-empty
+        ``refusal`` (from ``AnswerEvidence``: the sources do not look like they answer) is the reply,
+        again without asking the model.
         """
+        if refusal:
+            if streaming_callback is not None:
+                streaming_callback(StreamingChunk(content=refusal))
+            return {"replies": [ChatMessage.from_assistant(refusal)], "notices": []}
         if documents is not None and not documents:
             if streaming_callback is not None:
                 streaming_callback(StreamingChunk(content=NOTHING_FOUND))

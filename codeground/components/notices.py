@@ -44,7 +44,16 @@ KINDS = (
 # what the user should read the notice as
 SEARCHED = frozenset({REWRITTEN, SEARCHED_AS_TYPED})
 DEGRADED = frozenset(
-    {SEARCHED_AS_TYPED, RERANK_UNAVAILABLE, LLM_FAILED, NOTHING_FOUND, UNKNOWN_IDENTIFIERS, REPAIR_SKIPPED}
+    {
+        SEARCHED_AS_TYPED,
+        RERANK_UNAVAILABLE,
+        LLM_FAILED,
+        NOTHING_FOUND,
+        UNKNOWN_IDENTIFIERS,
+        REPAIRED,  # the first answer invented names: worth a look even though it was answered again
+        REPAIR_SKIPPED,
+        NO_ANSWER,
+    }
 )
 
 

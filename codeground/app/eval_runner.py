@@ -45,19 +45,12 @@ def _retrieval_fingerprint(path: Path) -> str:
 
 def uses_server_store(data: dict[str, Any]) -> bool:
     """Whether a pipeline reads a document store on a server (``host`` set) instead of the index's."""
+    from codeground.app.pipelines import _specs
 
-    def stores(value: Any):
-        if isinstance(value, dict):
-            params = value.get("init_parameters")
-            if isinstance(params, dict) and str(value.get("type", "")).endswith("DocumentStore"):
-                yield params
-            for item in value.values():
-                yield from stores(item)
-        elif isinstance(value, list):
-            for item in value:
-                yield from stores(item)
-
-    return any(params.get("host") for params in stores(data.get("components", {})))
+    return any(
+        str(spec["type"]).endswith("DocumentStore") and spec["init_parameters"].get("host")
+        for spec in _specs(data.get("components", {}))
+    )
 
 
 def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path]:

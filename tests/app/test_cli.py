@@ -238,7 +238,29 @@ def test_eval_answers_reports_invented_names_refusals_and_unanswerable(
     assert answerable["questions"] == 2 and answerable["llm_failures"] == 0
     assert answerable["with_unknown"] == 0.5 and answerable["unknown_names"] == ["Trainer.fit_fast"]
     assert answerable["refused"] == 0
-    assert refused["set"] == "unanswerable" and refused["refused"] == 1
+    # the invented name was asked for again once (repair) and named again: before and after agree
+    assert answerable["first_with_unknown"] == 0.5 and answerable["repaired"] == 1
+    assert refused["set"] == "unanswerable" and refused["refused"] == 1 and refused["not_asked"] == 0
+
+
+def test_eval_answers_with_a_log_resumes_without_asking_the_answered_questions_again(
+    indexed, gold, tmp_path, fake_ollama, monkeypatch
+):
+    _, idx = indexed
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(reply=lambda req: "Run `pip install sample`.")
+    log, first, second = tmp_path / "answers.jsonl", tmp_path / "first.json", tmp_path / "second.json"
+    assert (
+        run("eval-answers", gold, "--index-dir", idx, "--limit", "1", "--log", log, "--json", first).exit_code
+        == 0
+    )
+    asked = len(fake_ollama.requests)
+    result = run("eval-answers", gold, "--index-dir", idx, "--log", log, "--json", second)
+    assert result.exit_code == 0, result.output
+    assert len(fake_ollama.requests) > asked  # the second question was asked ...
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(rows) == 2 and len({r["question_id"] for r in rows}) == 2  # ... the first one not again
+    assert json.loads(second.read_text())[0]["questions"] == 2
 
 
 def test_shipped_unanswerable_vllm_questions_load():

@@ -592,6 +592,12 @@ def bench(
     language: list[str] | None = typer.Option(
         None, "--language", help="With --languages: only this language (typescript, go, rust, java)."
     ),
+    qdrant: bool = typer.Option(
+        False,
+        "--qdrant",
+        help="Also measure index_qdrant.yaml + query_qdrant.yaml (local mode) in the same run, and a "
+        "scale simulation (the collection copied 10×).",
+    ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
@@ -620,12 +626,27 @@ def bench(
             reranker=_default_reranker_settings() if reranker else None,
             on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
         )
+        if qdrant:
+            report["qdrant"] = _bench_qdrant(corpus, gold, cache)
     except CodegroundError as exc:
         _fail(str(exc))
     out = cache / "bench" / "report.json"
     out.write_text(json.dumps(report, indent=2))
     _print_bench(report)
     typer.echo(f"report: {out}")
+
+
+def _bench_qdrant(corpus: Path, gold: Path, cache: Path) -> dict:
+    from codeground.app.evaluation import load_questions
+    from codeground.app.qdrant_bench import qdrant_side_by_side, scale
+
+    def stage(text: str) -> None:
+        typer.echo(f"[{time.strftime('%H:%M:%S')}] {text}", err=True)
+
+    report = qdrant_side_by_side(corpus, gold, cache, on_stage=stage)
+    questions = [q.question for q in load_questions(gold / "code.json", require_sources=False)]
+    report["scale"] = scale(cache / "bench" / "qdrant-index", questions, on_stage=stage)
+    return report
 
 
 def _bench_languages(
@@ -706,6 +727,23 @@ def _print_bench(report: dict) -> None:
             console.print(_recall_table(f"{name}, with the reranker just built", rows))
     cold = report["cold_start"]
     console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
+    if "qdrant" in report:
+        q = report["qdrant"]
+        idx, inc, cold = q["index"], q["incremental"], q["cold_start"]
+        console.print(
+            f"Qdrant pair (local mode): full index {idx['records']} records in {idx['wall_s']} s wall, "
+            f"{idx['bytes_on_disk'] / 1e6:.0f} MB on disk; incremental {inc['touched']['wall_s']} s; "
+            f"cold search median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB"
+        )
+        for name, rows in q["retrieval"].items():
+            console.print(_recall_table(f"{name}, Qdrant pair", rows))
+        sc = q["scale"]
+        console.print(f"bytes per record sent to Qdrant: {sc['bytes_per_record']}")
+        for row in sc["rows"]:
+            console.print(
+                f"  {row['records']} records: dense {row['dense_ms_median']} ms, sparse "
+                f"{row['sparse_ms_median']} ms (median of {row['queries']}; local mode, brute force)"
+            )
 
 
 @cli.command()

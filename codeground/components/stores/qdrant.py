@@ -9,7 +9,9 @@ Rules (``pipelines/index_qdrant.yaml`` and ``pipelines/query_qdrant.yaml``):
   several components of one pipeline that name the same ``path`` (dense and sparse retrievers,
   symbol lookup, grounding) share one client here, kept until the last of them closes. A second
   *process* on the same folder is refused by Qdrant with its own message (use a server for that).
-- **A collection per generation on a server**: named ``<index>-<generation>``, so a new generation
+- **A collection per repository and generation on a server**: named
+  ``<index>-<repository>-<generation>`` (``codeground-vllm-gen-…``), so one deployment holds many
+  repositories side by side, and a new generation
   never touches the one the live index answers from and the switch is the same atomic ``CURRENT``
   swap as for a local index. An incremental run's folder is a copy of the previous generation, which
   holds a local collection but not a server one: with ``seed_from_generation`` set and its own
@@ -67,14 +69,16 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
     def __init__(
         self,
         *,
+        repository: str | None = None,
         generation: str | None = None,
         seed_from_generation: str | None = None,
         register_in: str | None = None,
         **kwargs: Any,
     ) -> None:
         """
-        :param generation: this index generation's name (``${generation}``): on a server the collection
-            is ``<index>-<generation>``.
+        :param repository: the index's name (``${index_name}``, the repository's folder name): on a
+            server the collection is ``<index>-<repository>-<generation>``.
+        :param generation: this index generation's name (``${generation}``), the collection's last part.
         :param seed_from_generation: the previous generation (``${previous_generation}``; empty for a
             full build): an empty server collection is first filled with that generation's points.
         :param register_in: file (in the generation's folder) listing the server collections it owns.
@@ -88,13 +92,17 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
             if kwargs.get("api_key") is None:
                 kwargs["api_key"] = _api_key()
         super().__init__(**kwargs)
+        self.repository = repository or None
         self.generation = generation or None
         self.seed_from_generation = seed_from_generation or None
         self.register_in = register_in or None
         self._base_index = self.index
         if self.url and self.generation:
-            self.index = f"{self._base_index}-{self.generation}"
+            self.index = self._collection(self.generation)
         self._shared_key: str | None = None
+
+    def _collection(self, generation: str) -> str:
+        return "-".join(p for p in (self._base_index, self.repository, generation) if p)
 
     # -- the client ----------------------------------------------------------------------------------
     def _initialize_client(self) -> None:
@@ -162,7 +170,7 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         assert self._client is not None
         if self._client.count(self.index, exact=True).count > 0:
             return
-        source = f"{self._base_index}-{self.seed_from_generation}"
+        source = self._collection(self.seed_from_generation)
         if not self._client.collection_exists(source):
             return
         offset, copied = None, 0
@@ -217,6 +225,7 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         init.update(
             index=self._base_index,
             api_key=self.api_key.to_dict() if self.api_key else None,
+            repository=self.repository,
             generation=self.generation,
             seed_from_generation=self.seed_from_generation,
             register_in=self.register_in,

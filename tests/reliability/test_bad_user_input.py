@@ -189,6 +189,11 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         lambda c: ["eval-answers", c.files / "gold_no_sources.json", "--limit", "0", "--index-dir", c.idx],
         "--limit must be positive",
     ),
+    (
+        "fetch-model with an unknown model",
+        lambda c: ["fetch-model", "gpt-5", "--work-dir", c.files / "cache"],
+        "unknown model 'gpt-5'",
+    ),
     ("index a missing directory", lambda c: ["index", c.files / "nope"], "not a directory"),
     (
         "index a file",

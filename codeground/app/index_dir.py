@@ -109,6 +109,11 @@ class IndexDir:
             if child.is_dir() and child != live:
                 self.remove_unheld(child)
 
+    def discard(self, gen: Path) -> None:
+        """Remove a generation this run made and will not commit, with its server collections."""
+        _drop_server_collections(gen)
+        shutil.rmtree(gen, ignore_errors=True)
+
     def remove_unheld(self, gen: Path) -> bool:
         """Remove ``gen`` unless a reader holds a lease on it; whether it was removed."""
         try:

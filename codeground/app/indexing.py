@@ -16,7 +16,6 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -196,7 +195,7 @@ def run_index(
             gen = location.new_generation(copy_from=current)
             pipeline, reason, held = _reuse(data, gen, prev, current)
             if reason:  # the previous generation cannot be updated: rebuild it from the repository
-                shutil.rmtree(gen, ignore_errors=True)
+                location.discard(gen)
                 gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []
         result = IndexResult(
             index_dir=location.path,
@@ -331,8 +330,7 @@ def run_index(
             manifest.save(gen)
         except BaseException:
             # leave CURRENT untouched; the half-built generation is removed now or by the next run
-
-            shutil.rmtree(gen, ignore_errors=True)
+            location.discard(gen)
             raise
         location.commit(gen)
         result.chunk_count = expected

@@ -61,30 +61,42 @@ def qdrant_side_by_side(
         if gold.is_file():
             on_stage(f"Qdrant pair: recall and warm latency on {gold.name}")
             report["retrieval"][name] = evaluate_pipelines(gold, [QUERY], index_dir)
+    import gc
+
+    gc.collect()  # the engines above are garbage: their local client lets go of the folder's lock
     on_stage("Qdrant pair: cold start of `codeground search` (3 runs)")
     report["cold_start"] = _cold_start(index_dir, "How do I load a LoRA adapter?", QUERY, runs=3)
     return report
 
 
 def _points(index_dir: Path) -> list[Any]:
-    import qdrant_client
-
     from codeground.app.query import open_index
+    from codeground.components.stores.qdrant import CodegroundQdrantDocumentStore
 
     gen, _ = open_index(index_dir)
-    client = qdrant_client.QdrantClient(path=str(gen / "qdrant"))
+    # our store shares the folder's client with any pipeline of this process still holding it
+    store = CodegroundQdrantDocumentStore(
+        path=str(gen / "qdrant"),
+        index="codeground",
+        use_sparse_embeddings=True,
+        embedding_dim=256,
+        sparse_idf=True,
+        create_collection=False,
+        progress_bar=False,
+    )
+    store.count_documents()  # opens the client
     try:
         points: list[Any] = []
         offset = None
         while True:
-            batch, offset = client.scroll(
+            batch, offset = store._client.scroll(
                 "codeground", limit=10_000, offset=offset, with_payload=True, with_vectors=True
             )
             points.extend(batch)
             if offset is None:
                 return points
     finally:
-        client.close()
+        store.close()
 
 
 def bytes_per_record(points: list[dict[str, Any]]) -> dict[str, float]:

@@ -196,6 +196,15 @@ class QueryEngine:
             self._answer_pipeline = self._build(with_answer=True)
         return self._answer_pipeline
 
+    def symbol_store(self) -> Any:
+        """The store the search pipeline looks symbols up in: the first one with ``records_by_symbol``
+        (the BM25 store for the default YAMLs, the Qdrant collection for ``query_qdrant.yaml``)."""
+        for _, component in self.search_pipeline.walk():
+            store = getattr(component, "document_store", None)
+            if callable(getattr(store, "records_by_symbol", None)):
+                return store
+        raise CodegroundError(f"{self.pipeline_path.name}: none of its stores looks symbols up")
+
     def warm_up(self, *, with_answer: bool = False) -> None:
         """Load models and stores now rather than at the first question."""
         _ = self.answer_pipeline if with_answer else self.search_pipeline

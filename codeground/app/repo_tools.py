@@ -161,15 +161,12 @@ class RepositoryTools:
         )
 
     def find_symbol(self, name: str) -> SymbolRecords:
-        from codeground.app.query import open_index
         from codeground.components.identifiers import dotted
-        from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
         wanted = dotted(name.strip().strip("`").removesuffix("()"))
         if not wanted:
             raise CodegroundError("the symbol name is empty")
-        gen, _ = open_index(self.index_dir)
-        store = SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3"))
+        store = self._engine().symbol_store()  # whichever store the query YAML reads
         rows = store.records_by_symbol([wanted, wanted.rsplit(".", 1)[-1]], ["file_path", "start_line"])
         exact = [r for r in rows if r[1] == wanted or r[1].endswith(f".{wanted}")]
         ids = [r[0] for r in (exact or rows)][:20]

@@ -219,3 +219,33 @@ def test_the_index_name_is_the_repository_folder_for_a_default_index_folder(tmp_
 
     assert index_name(tmp_path / "my repo" / ".codeground") == "my-repo"
     assert index_name(tmp_path / "team-index") == "team-index"
+
+
+def test_a_reader_never_creates_a_collection_and_says_which_index_to_build(languages_repo, tmp_path):
+    run_index(languages_repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)  # no Qdrant collection in it
+    with pytest.raises(CodegroundError, match="no Qdrant collection 'codeground'.*index_qdrant.yaml") as info:
+        QueryEngine(tmp_path / "idx", QUERY).search("Server Start")
+    assert "\n" not in str(info.value)
+    assert not (IndexDir(tmp_path / "idx").current() / "qdrant").exists()
+
+
+def test_a_dropped_engine_lets_go_of_the_local_folder_so_another_process_can_open_it(
+    languages_repo, tmp_path
+):
+    import qdrant_client
+
+    run_index(languages_repo, tmp_path / "idx", INDEX)
+    engine = QueryEngine(tmp_path / "idx", QUERY)
+    engine.search("Server Start")
+    folder = engine.gen / "qdrant"
+    del engine
+    gc.collect()
+    qdrant_client.QdrantClient(path=str(folder)).close()  # refused while any client holds the folder
+
+
+def test_find_symbol_for_editors_reads_the_qdrant_collection(languages_repo, tmp_path):
+    from codeground.app.repo_tools import RepositoryTools
+
+    run_index(languages_repo, tmp_path / "idx", INDEX)
+    found = RepositoryTools(tmp_path / "idx", QUERY).find_symbol("Server.Start")
+    assert found.records and all(r.symbol == "Server.Start" for r in found.records)

@@ -43,6 +43,7 @@ import json
 import logging
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,7 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
     def __init__(
         self,
         *,
+        create_collection: bool = True,
         repository: str | None = None,
         generation: str | None = None,
         seed_from_generation: str | None = None,
@@ -76,6 +78,8 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         **kwargs: Any,
     ) -> None:
         """
+        :param create_collection: create the collection when it does not exist (writers); a reader
+            sets ``False`` and is refused in one line instead of creating an empty collection.
         :param repository: the index's name (``${index_name}``, the repository's folder name): on a
             server the collection is ``<index>-<repository>-<generation>``.
         :param generation: this index generation's name (``${generation}``), the collection's last part.
@@ -92,6 +96,7 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
             if kwargs.get("api_key") is None:
                 kwargs["api_key"] = _api_key()
         super().__init__(**kwargs)
+        self.create_collection = create_collection
         self.repository = repository or None
         self.generation = generation or None
         self.seed_from_generation = seed_from_generation or None
@@ -99,22 +104,40 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         self._base_index = self.index
         if self.url and self.generation:
             self.index = self._collection(self.generation)
-        self._shared_key: str | None = None
+        self._release: weakref.finalize | None = None
+        self._init_lock = threading.RLock()  # setting the collection up calls back in
 
     def _collection(self, generation: str) -> str:
         return "-".join(p for p in (self._base_index, self.repository, generation) if p)
 
     # -- the client ----------------------------------------------------------------------------------
     def _initialize_client(self) -> None:
-        if self._client is not None:
-            return
-        if not self.path:
+        with self._init_lock:
+            if self._client is None:
+                self._open()
+
+    def _missing(self) -> ValueError:
+        return ValueError(f"no Qdrant collection '{self.index}' here: index with pipelines/index_qdrant.yaml")
+
+    def _open(self) -> None:
+        if not self.path:  # a server (or ``:memory:``)
+            if self.url and self.create_collection:
+                self._register()  # before the collection exists: a crash in between leaks nothing
+            if not self.create_collection:
+                import qdrant_client
+
+                client = qdrant_client.QdrantClient(**self._prepare_client_params())
+                exists = client.collection_exists(self.index)
+                client.close()
+                if not exists:
+                    raise self._missing()
             super()._initialize_client()
             if self.url:
-                self._register()
                 self._seed()
             return
         key = str(Path(self.path).resolve())
+        if not self.create_collection and not Path(key).is_dir():
+            raise self._missing()  # a reader never writes a folder into the index
         with _shared_lock:
             entry = _shared.get(key)
             if entry is None:
@@ -124,7 +147,11 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
                     atexit.register(_close_shared)
                 entry = _shared[key] = [qdrant_client.QdrantClient(**self._prepare_client_params()), 0]
             entry[1] += 1
-        self._client, self._shared_key = entry[0], key
+        self._client = entry[0]
+        # a store dropped without close() (a pipeline that is garbage) lets go of its share too
+        self._release = weakref.finalize(self, _release, key)
+        if not self.create_collection and not self._client.collection_exists(self.index):
+            raise self._missing()
         self._set_up_collection(
             self.index,
             self.embedding_dim,
@@ -137,18 +164,11 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         )
 
     def close(self) -> None:
-        if self._shared_key is None:
+        if self._release is None:
             super().close()
             return
-        key, self._shared_key, self._client = self._shared_key, None, None
-        with _shared_lock:
-            entry = _shared.get(key)
-            if entry is None:
-                return
-            entry[1] -= 1
-            if entry[1] <= 0:
-                del _shared[key]
-                entry[0].close()
+        release, self._release, self._client = self._release, None, None
+        release()  # a finalizer runs once, whether called here or at garbage collection
 
     # -- a collection per generation on a server ---------------------------------------------------
     def _register(self) -> None:
@@ -225,6 +245,7 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         init.update(
             index=self._base_index,
             api_key=self.api_key.to_dict() if self.api_key else None,
+            create_collection=self.create_collection,
             repository=self.repository,
             generation=self.generation,
             seed_from_generation=self.seed_from_generation,
@@ -238,6 +259,19 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
         if isinstance(params.get("api_key"), dict):
             params["api_key"] = Secret.from_dict(params["api_key"])
         return default_from_dict(cls, data)
+
+
+def _release(key: str) -> None:
+    """One store lets go of the local client of ``key``; the last one closes it (freeing the folder)."""
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] > 0:
+            return
+        del _shared[key]
+    entry[0].close()
 
 
 def _close_shared() -> None:
@@ -260,9 +294,12 @@ def drop_registered(gen: Path) -> None:
     for entry in json.loads(path.read_text()):
         if Path(gen).name not in str(entry.get("collection")):
             continue  # copied along from the generation an incremental run started from
+        client = None
         try:
             client = qdrant_client.QdrantClient(url=entry["url"], api_key=_api_key().resolve_value())
             client.delete_collection(entry["collection"])
-            client.close()
         except Exception as exc:  # noqa: BLE001 - the server is down or the collection gone: say so, go on
             logger.warning("could not drop Qdrant collection %s: %s", entry.get("collection"), exc)
+        finally:
+            if client is not None:
+                client.close()

@@ -249,3 +249,24 @@ def test_find_symbol_for_editors_reads_the_qdrant_collection(languages_repo, tmp
     run_index(languages_repo, tmp_path / "idx", INDEX)
     found = RepositoryTools(tmp_path / "idx", QUERY).find_symbol("Server.Start")
     assert found.records and all(r.symbol == "Server.Start" for r in found.records)
+
+
+def test_a_store_collected_while_another_opens_its_client_does_not_deadlock(tmp_path, monkeypatch):
+    import qdrant_client
+
+    from codeground.components.stores import qdrant
+
+    doomed = _store(tmp_path / "a")
+    doomed.count_documents()
+    real = qdrant_client.QdrantClient
+
+    def client_that_collects(*args, **kwargs):  # the garbage collection an allocation may trigger
+        nonlocal doomed
+        doomed = None
+        gc.collect()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(qdrant_client, "QdrantClient", client_that_collects)
+    other = _store(tmp_path / "b")
+    assert other.count_documents() == 0 and str((tmp_path / "a" / "qdrant").resolve()) not in qdrant._shared
+    other.close()

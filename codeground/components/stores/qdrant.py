@@ -55,7 +55,9 @@ from qdrant_client.http import models as rest
 logger = logging.getLogger(__name__)
 REGISTRY_FILE = "qdrant_collections.json"
 
-_shared_lock = threading.Lock()
+# re-entrant: a store's finalizer (``_release``) may run on this thread, from a garbage collection
+# that an allocation under the lock triggers (making a client allocates a lot)
+_shared_lock = threading.RLock()
 _shared: dict[str, list[Any]] = {}  # resolved local path -> [client, number of stores using it]
 
 

@@ -177,6 +177,8 @@ def test_symbol_lookup_names_full_symbols_and_last_parts_but_not_substrings():
     store.write_documents(docs)
     assert sorted(r[0] for r in store.records_by_symbol(["fit"], [])) == ["a"]
     assert sorted(r[0] for r in store.records_by_symbol(["Trainer", "Trainer.fit"], [])) == ["a", "c"]
+    by_id = store.filter_documents({"field": "id", "operator": "in", "value": ["c", "missing"]})
+    assert [(d.id, d.content) for d in by_id] == [("c", "class Trainer: ...")]  # a lookup, not a scan
     found = SymbolRetriever(document_store=store).run(query="What does `Trainer.fit` return?")
     assert [d.id for d in found["named"]] == ["a"]
 

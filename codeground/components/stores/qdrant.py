@@ -47,9 +47,13 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from haystack import default_from_dict, default_to_dict
+from haystack import Document, default_from_dict, default_to_dict
 from haystack.utils import Secret
 from haystack_integrations.document_stores.qdrant import QdrantDocumentStore
+from haystack_integrations.document_stores.qdrant.converters import (
+    convert_id,
+    convert_qdrant_point_to_haystack_document,
+)
 from qdrant_client.http import models as rest
 
 logger = logging.getLogger(__name__)
@@ -207,6 +211,34 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
             if offset is None:
                 break
         logger.info("copied %d points from %s into %s", copied, source, self.index)
+
+    # -- reading records by id --------------------------------------------------------------------
+    def filter_documents(self, filters: dict[str, Any] | rest.Filter | None = None) -> list[Document]:
+        """The stock filter, except that ``{"field": "id", "operator": "in", "value": ids}`` (how the
+        app and symbol lookup read records back) is a lookup of those points by id, not a filter
+        that local mode checks against every point (minutes on 39,000 records)."""
+        if (
+            isinstance(filters, dict)
+            and set(filters) == {"field", "operator", "value"}
+            and filters["field"] == "id"
+            and filters["operator"] == "in"
+        ):
+            return self._by_ids([str(i) for i in filters["value"]])
+        return super().filter_documents(filters)
+
+    def _by_ids(self, ids: list[str]) -> list[Document]:
+        self._initialize_client()
+        assert self._client is not None
+        docs: list[Document] = []
+        for start in range(0, len(ids), self.scroll_size):
+            points = self._client.retrieve(
+                self.index,
+                ids=[convert_id(i) for i in ids[start : start + self.scroll_size]],
+                with_payload=True,
+                with_vectors=self.return_embedding,
+            )
+            docs += [convert_qdrant_point_to_haystack_document(p, self.use_sparse_embeddings) for p in points]
+        return docs
 
     # -- symbol lookup -------------------------------------------------------------------------------
     def records_by_symbol(self, names: list[str], fields: list[str]) -> list[tuple]:

@@ -151,3 +151,11 @@ def test_bench_with_reranker_builds_one_without_installing_it_and_measures_recal
     assert row["pipeline"] == "query_local_cross_encoder.yaml" and row["reranker_no_opinion"] == 0
     assert (tmp_path / "cache" / "bench" / "reranker" / "build.json").is_file()
     assert not built_reranker_dir().exists()  # the bench installs nothing
+
+
+def test_a_touch_left_by_a_killed_bench_run_is_taken_out_before_the_next_one():
+    from codeground.app.bench import touched_mid_file, untouched
+
+    original = b"a = 1\nb = 2\nc = 3\n"
+    assert untouched(touched_mid_file(original, ".py")) == original
+    assert untouched(touched_mid_file(b"# T\n\ntext\n", ".md")) == b"# T\n\ntext\n"

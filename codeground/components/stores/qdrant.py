@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import atexit
 import inspect
-import json
 import logging
-import os
 import threading
 import weakref
 from pathlib import Path
@@ -55,6 +53,8 @@ from haystack_integrations.document_stores.qdrant.converters import (
     convert_qdrant_point_to_haystack_document,
 )
 from qdrant_client.http import models as rest
+
+from codeground.components.stores.server_registry import owned, register
 
 logger = logging.getLogger(__name__)
 REGISTRY_FILE = "qdrant_collections.json"
@@ -178,17 +178,8 @@ class CodegroundQdrantDocumentStore(QdrantDocumentStore):
 
     # -- a collection per generation on a server ---------------------------------------------------
     def _register(self) -> None:
-        if not self.register_in:
-            return
-        path = Path(self.register_in)
-        entry = {"url": self.url, "collection": self.index}
-        entries = json.loads(path.read_text()) if path.is_file() else []
-        entries = [e for e in entries if not self.generation or self.generation in str(e.get("collection"))]
-        if entry not in entries:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps([*entries, entry]))
-            os.replace(tmp, path)
+        if self.register_in:
+            register(self.register_in, {"url": self.url, "collection": self.index}, self.generation)
 
     def _seed(self) -> None:
         if not (self.generation and self.seed_from_generation):
@@ -320,14 +311,12 @@ def _close_shared() -> None:
 
 def drop_registered(gen: Path) -> None:
     """Drop the server collections a generation's stores registered in it (best effort, logged)."""
-    path = Path(gen) / REGISTRY_FILE
-    if not path.is_file():
+    entries = owned(gen, REGISTRY_FILE)
+    if not entries:
         return
     import qdrant_client
 
-    for entry in json.loads(path.read_text()):
-        if Path(gen).name not in str(entry.get("collection")):
-            continue  # copied along from the generation an incremental run started from
+    for entry in entries:
         client = None
         try:
             client = qdrant_client.QdrantClient(url=entry["url"], api_key=_api_key().resolve_value())

@@ -26,15 +26,14 @@ store = ServerChromaDocumentStore(host="127.0.0.1", port=8000, collection_name="
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from haystack import default_from_dict
 
 from codeground.components.stores.batched_chroma import BatchedChromaDocumentStore
+from codeground.components.stores.server_registry import owned, register
 
 logger = logging.getLogger(__name__)
 REGISTRY_FILE = "server_collections.json"
@@ -71,18 +70,12 @@ class ServerChromaDocumentStore(BatchedChromaDocumentStore):
             self._seed()
 
     def _register(self) -> None:
-        if not self.register_in:
-            return
-        path = Path(self.register_in)
-        entry = {"host": self._host, "port": self._port, "collection": self._collection_name}
-        entries = json.loads(path.read_text()) if path.is_file() else []
-        # a generation copied from the previous one starts with its list: keep only this generation's
-        entries = [e for e in entries if not self.generation or self.generation in str(e.get("collection"))]
-        if entry not in entries:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps([*entries, entry]))
-            os.replace(tmp, path)
+        if self.register_in:
+            register(
+                self.register_in,
+                {"host": self._host, "port": self._port, "collection": self._collection_name},
+                self.generation,
+            )
 
     def _seed(self) -> None:
         own, previous = self.generation, self.seed_from_generation
@@ -128,15 +121,13 @@ class ServerChromaDocumentStore(BatchedChromaDocumentStore):
 
 def drop_registered(gen: Path) -> None:
     """Drop the server collections a generation's stores registered in it (best effort, logged)."""
-    path = Path(gen) / REGISTRY_FILE
-    if not path.is_file():
+    entries = owned(gen, REGISTRY_FILE)
+    if not entries:
         return
     import chromadb
     from chromadb.config import Settings
 
-    for entry in json.loads(path.read_text()):
-        if Path(gen).name not in str(entry.get("collection")):
-            continue  # copied along from the generation an incremental run started from: not this one's
+    for entry in entries:
         try:
             client = chromadb.HttpClient(
                 host=entry["host"], port=entry["port"], settings=Settings(anonymized_telemetry=False)

@@ -9,22 +9,9 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 
 from codeground.components.grounding.extract import extract_identifiers
+from codeground.components.grounding.vocabulary import RepositoryVocabulary, vocabulary_of
 from codeground.components.languages import Language, language_for
 from codeground.components.notices import UNKNOWN_IDENTIFIERS, Notice
-
-# Raw identifiers as written in code and docs, case kept (``trust_remote_code``, ``LLMEngine``).
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")
-
-
-def _module_names(file_path: str) -> set[str]:
-    """Dotted module names a Python file provides: ``src/vllm/engine/llm_engine.py`` → ``vllm.engine``,
-    ``llm_engine``, ``vllm.engine.llm_engine``, … (every contiguous run of its path parts)."""
-    if not file_path.endswith((".py", ".pyi")):
-        return set()
-    parts = [p for p in file_path.rsplit(".", 1)[0].split("/") if p]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return {".".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
 
 
 @component
@@ -44,9 +31,10 @@ class GroundingChecker:
     - **known_not_in_excerpts**: not grounded, but in the repository vocabulary. A dotted name is known
       when the whole is a symbol or module, or its last part is known.
     - **unknown** otherwise (likely invented): ``Trainer.fit_fast``, a ``trust_remote=`` keyword.
-    - The vocabulary is built once in ``warm_up`` from every record of ``document_store``: each
-      ``meta["symbol"]`` and its dotted parts, the module names of Python files (``file_path``), and
-      every raw identifier in ``content`` and ``meta["impl"]``. The BM25 vocabulary of the store
+    - The vocabulary is ``components.grounding.vocabulary``'s, read once from every record of
+      ``document_store`` (each ``meta["symbol"]`` and its dotted parts, the module names of Python
+      files, every raw identifier in ``content`` and ``meta["impl"]``) and shared with every other
+      component reading the same store file. The BM25 vocabulary of the store
       cannot decide this: its tokens are lowercased and split (``trust_remote_code`` also yields
       ``trust``, ``remote``), so an invented ``trust_remote`` or ``llmengine`` would look known.
       Without a store the vocabulary is empty: whatever the excerpts lack is unknown.
@@ -78,44 +66,18 @@ class GroundingChecker:
         """
         self.document_store = document_store
         self.allowlist = allowlist
-        self._symbols: set[str] | None = None
-        self._vocabulary: set[str] = set()
-        self._languages: set[Language] = set()  # other languages the repository is written in
+        self._names: RepositoryVocabulary | None = None
 
     def warm_up(self) -> None:
-        """Build the known vocabulary from the store once."""
-        if self._symbols is not None:
-            return
-        symbols: set[str] = set()
-        vocabulary: set[str] = set()
-        records = self.document_store.filter_documents() if self.document_store is not None else []
-        for doc in records:
-            meta = doc.meta or {}
-            symbol = meta.get("symbol")
-            if isinstance(symbol, str) and symbol:
-                symbols.add(symbol)
-                vocabulary.update(symbol.split("."))
-            file_path = meta.get("file_path")
-            if isinstance(file_path, str):
-                lang = language_for(file_path)
-                if lang is not None:
-                    self._languages.add(lang)
-                modules = _module_names(file_path)
-                symbols.update(modules)
-                vocabulary.update(m for m in modules if "." not in m)
-            for text in (doc.content, meta.get("impl")):
-                if isinstance(text, str):
-                    vocabulary.update(_IDENTIFIER.findall(text))
-        self._symbols = symbols
-        self._vocabulary = vocabulary
+        """Read the known vocabulary from the store once."""
+        if self._names is None:
+            self._names = vocabulary_of(self.document_store)
 
     def is_known(self, identifier: str) -> bool:
         """Whether the repository has ``identifier`` anywhere (see the class rules)."""
         self.warm_up()
-        symbols = self._symbols or set()
-        if "." in identifier:
-            return identifier in symbols or identifier.rsplit(".", 1)[-1] in self._vocabulary
-        return identifier in symbols or identifier in self._vocabulary
+        assert self._names is not None
+        return self._names.is_known(identifier)
 
     @component.output_types(grounding=dict, notices=list[str])
     def run(self, replies: list[ChatMessage], documents: list[Document]) -> dict[str, Any]:
@@ -155,7 +117,9 @@ class GroundingChecker:
 
     def _allowed(self, documents: list[Document]) -> frozenset[str]:
         """The extra allowlist plus the standard names of the other languages in play."""
-        languages = set(self._languages)
+        self.warm_up()
+        assert self._names is not None
+        languages: set[Language | None] = set(self._names.languages)
         languages.update(language_for(str((d.meta or {}).get("file_path", ""))) for d in documents)
         languages.discard(None)
         return frozenset(self.allowlist or ()).union(*(lang.stdlib for lang in languages))

@@ -201,6 +201,15 @@ class SQLiteBM25DocumentStore:
         paths = [f'$."{f}"' for f in fields]
         return self._query(f"SELECT id{', ' if fields else ''}{columns} FROM records ORDER BY rowid", paths)
 
+    def contains_text(self, text: str) -> bool:
+        """Whether any record's content or meta (its ``impl``, header, …) holds ``text`` verbatim."""
+        if not text:
+            return False
+        rows = self._query(
+            "SELECT 1 FROM records WHERE instr(content, ?) > 0 OR instr(meta, ?) > 0 LIMIT 1", (text, text)
+        )
+        return bool(rows)
+
     def records_by_symbol(self, names: list[str], fields: list[str]) -> list[tuple]:
         """``(id, symbol, meta[field1], …)`` of every record whose symbol, or the symbol's last dotted
         part, is one of ``names``, in storage order (two index lookups; no record is listed)."""

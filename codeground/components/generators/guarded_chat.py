@@ -72,7 +72,8 @@ class GuardedChatGenerator:
 
         When ``documents`` (the sources quoted in the prompt) is given and empty, the model is not
         asked at all: the reply says the repository has nothing on the question. A non-empty
-        ``refusal`` (from ``AnswerEvidence``: the sources do not look like they answer) is the reply,
+        ``refusal`` (from ``QuestionPremise``: the question asks about a name the repository lacks, or
+        ``AnswerEvidence``: the sources do not look like they answer) is the reply,
         again without asking the model.
         """
         if refusal:

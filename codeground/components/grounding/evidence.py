@@ -12,8 +12,10 @@ Rule: the evidence is how much of what the question asks about the best ``top_n`
 ``score = term share × name share`` (a share is 1 when the question has none). Below
 ``caution_below`` the prompt tells the model the material may not answer (``note``) and it may
 still answer from what is there; below ``refuse_below`` the answer is the refusal, with the closest
-sources, and no model call (``refusal``, for ``GuardedChatGenerator``). Both lines are set on other
-repositories' questions than the ones the pipeline is measured on (README, "Answers").
+sources, and no model call (``refusal``, for ``GuardedChatGenerator``); a refusal already decided
+upstream (the question's premise: a name the repository lacks) is passed on unchanged. Both lines
+are set on other repositories' questions than the ones the pipeline is measured on (README,
+"Answers").
 
 Usage:
 ```python
@@ -120,9 +122,19 @@ class AnswerEvidence:
     @component.output_types(
         documents=list[Document], verdict=str, evidence=dict, note=str, refusal=str, notices=list[str]
     )
-    def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
-        """The documents unchanged, the verdict (``answer``/``caution``/``refuse``) and what follows."""
+    def run(self, query: str, documents: list[Document], refusal: str | None = None) -> dict[str, Any]:
+        """The documents unchanged, the verdict (``answer``/``caution``/``refuse``) and what follows.
+        A ``refusal`` decided upstream (``QuestionPremise``) is passed on as it is, verdict ``refuse``."""
         found = evidence(query, documents, self.top_n)
+        if refusal:
+            return {
+                "documents": list(documents),
+                "verdict": "refuse",
+                "evidence": found,
+                "note": "",
+                "refusal": refusal,
+                "notices": [],
+            }
         score = found["score"]
         missing = [n for n in found["names"] if n not in found["names_found"]]
         if documents and score < self.refuse_below:

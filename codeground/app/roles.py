@@ -45,11 +45,12 @@ class RoleError(ValueError):
     """A role missing, of the wrong shape, or naming no component (one line)."""
 
 
-# A YAML written before roles were declared used these component names (every shipped YAML did).
+# A YAML written before roles were declared used these component names (every shipped YAML did;
+# `premise` came later, and a YAML without it simply has none).
 _LEGACY_QUERY = {
     "documents": ["reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"],  # the first present
-    "generation": ["prompt", "llm", "grounding"],
-    "notices": ["rewriter", "ranker", "llm", "grounding"],
+    "generation": ["premise", "prompt", "llm", "grounding"],
+    "notices": ["rewriter", "ranker", "premise", "llm", "grounding"],
     "rewriter": ["rewriter"],
     "top_k": ["reseat"],
     "prompt": ["prompt"],

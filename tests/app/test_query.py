@@ -185,7 +185,13 @@ def test_every_notice_the_shipped_pipeline_raises_has_a_kind(index_dir, fake_oll
     from codeground.components.notices import KINDS, kind_of
 
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    fake_ollama.configure(reply="Call `Trainer.fit_fast(data)` (pkg/trainer.py:33-35).")
+    answer = "Call `Trainer.fit_fast(data)` (pkg/trainer.py:33-35)."
+
+    def reply(body: dict) -> str:  # the rewriter gets a standalone question, the answer step the invention
+        last = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        return answer if "Repository material" in last else "How do I fit a Trainer?"
+
+    fake_ollama.configure(reply=reply)
     result = QueryEngine(index_dir, QUERY).answer(
         "How do I fit a Trainer?",
         history=[

@@ -13,25 +13,28 @@ Rules:
   names**: the same, inside the question's fenced code blocks (pasted code: its imports and calls
   may come from other libraries), and a name every mention of which follows "my" or "our"
   (``my `process_batch` function``).
-  **Proper nouns**: a word in prose that starts with a capital but does not start a sentence, or
-  is written in capitals (``PostgreSQL``, ``JVM``, ``Excel``), at least 2 letters, and the value
-  given to a flag (``--device=ane``, or `` `--device ane` `` in inline code; in prose the word after
-  a flag is English).
+  **Proper nouns**: a word in prose that starts with a capital but does not start a sentence (after
+  a stop, a line start, a Markdown heading, list or quote marker, emphasis or an opening quote), or
+  is written in capitals (``PostgreSQL``, ``JVM``, ``Excel``), at least 2 letters, not a standard
+  name nor the name of one of the repository's languages. **Flag values**: ``--device=ane``, or
+  `` `--device ane` `` in inline code (in prose the word after a flag is English).
 - Each is looked up in the repository's vocabulary (``components.grounding.vocabulary``, shared
   with the grounding check): **known** as the check defines it; **near** when the repository
   spells it otherwise (case, ``_``/``-``, or the head of a longer identifier: ``NemotronVL`` →
   ``nemotron_vl``); else **absent**. A flag is known when it is written anywhere or an identifier
   has its letters (``--tensor-parallel-size`` / ``tensor_parallel_size``); a proper noun when any
   word of the repository has its letters, whatever the case.
-- **refuse** when a name asked about (identifier, flag or HTTP path) or a proper noun is absent
-  and ``refuse_absent`` is on:
+- **refuse** when a name asked about (identifier, flag or HTTP path) is absent and
+  ``refuse_absent`` is on, and also for an absent proper noun with ``refuse_unmentioned`` (off by
+  default: in a small repository ordinary capitalised words, ``API`` or ``Windows``, are absent too):
   ``refusal`` holds the reply (``GuardedChatGenerator`` sends it without calling the model) and a
   ``no_answer`` notice names what is missing. The reply itself names nothing, so the grounding
   check has nothing to mark in it.
 - Otherwise ``note`` tells the model, for the prompt, what the repository lacks (the user's own
-  names that it lacks, a flag value it never mentions, and with ``refuse_absent`` off everything
-  absent: "if the question depends on them, say that this material does not answer it") and how it
-  spells the near names. No names: no note, no notice.
+  names that it lacks, proper nouns and flag values it never mentions, and with ``refuse_absent``
+  off everything absent: "if the question depends on them, say that this material does not answer
+  it") and how it spells the near names. No names: no note, no notice.
+- Linear in the question's length (a 100 KB question is read in well under a second).
 - Nothing here has a threshold to tune: a name is in the repository or it is not. Without a store,
   or with an empty one, nothing is decided (``answer``). Inputs are never mutated.
 
@@ -73,10 +76,14 @@ from codeground.components.markdown import blocks
 from codeground.components.notices import NO_ANSWER, Notice
 
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*[A-Za-z0-9])(?:=([a-z][a-z0-9]+)\b(?![./:-]))?")
-_FLAG_IN_CODE = re.compile(r"`[^`\n]*?--([A-Za-z][\w-]*[A-Za-z0-9])[= ]([a-z][a-z0-9]+)\b(?![./:-])[^`\n]*`")
-_URL_PATH = re.compile(r"(?<![\w./:-])/[A-Za-z0-9_{}-]+(?:/[A-Za-z0-9_{}.-]+)+")
+_FLAG_WITH_VALUE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*[A-Za-z0-9])[= ]([a-z][a-z0-9]+)\b(?![./:-])")
+# an HTTP endpoint: /v1/…, /v2/…, /api/… (a file path such as /home/me/out.txt is not one)
+_URL_PATH = re.compile(r"(?<![\w./:~-])/(?:v\d+|api)(?:/[A-Za-z0-9_{}.-]+)+")
 _WORD = re.compile(r"(?<![\w.'’-])([A-Za-z][A-Za-z0-9]*)(?![\w'’-])")
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|\n\s*|[\"“(]\s*)$")
+# what may come right before a sentence's first word: a stop, a line start, a Markdown heading, list
+# or quote marker, emphasis, an opening quote or bracket
+_SENTENCE_START = re.compile(r"(?:(?:\A|\n)\s*(?:#+\s+|[-*+>]\s+|\d+[.)]\s+)?|[.?!:;]\s+|[\"“(*_]+\s*)\Z")
+_LOOK_BACK = 24
 _INLINE = re.compile(r"`[^`\n]*`")
 _OWN = re.compile(r"\b(?:my|our)\s+`?$", re.IGNORECASE)
 REFUSAL = (
@@ -93,15 +100,18 @@ def _proper_nouns(prose: str) -> list[str]:
         word = m.group(1)
         if len(word) < 2 or not word[0].isupper():
             continue
-        if word.isupper() or not _SENTENCE_START.search(text[: m.start()]):
+        start = m.start()
+        at_start = _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is not None
+        if word.isupper() or not at_start:
             found.setdefault(word, None)
     return list(found)
 
 
 def _only_as_own(name: str, prose: str) -> bool:
     """Whether every mention of ``name`` in ``prose`` follows "my" or "our" (the user's own code)."""
-    mentions = list(re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", dotted(prose)))
-    return bool(mentions) and all(_OWN.search(dotted(prose)[: m.start()]) is not None for m in mentions)
+    text = dotted(prose)
+    mentions = list(re.finditer(rf"(?<![\w.]){re.escape(name)}(?![\w])", text))
+    return bool(mentions) and all(_OWN.search(text[max(0, m.start() - 8) : m.start()]) for m in mentions)
 
 
 def _split(question: str) -> tuple[str, str]:
@@ -118,16 +128,25 @@ class QuestionPremise:
     """Check the names a question uses against the whole repository before answering (module rules)."""
 
     def __init__(
-        self, *, document_store: Any = None, refuse_absent: bool = True, allowlist: list[str] | None = None
+        self,
+        *,
+        document_store: Any = None,
+        refuse_absent: bool = True,
+        refuse_unmentioned: bool = False,
+        allowlist: list[str] | None = None,
     ) -> None:
         """
         :param document_store: the store holding every record (the BM25 store), as the grounding check's.
         :param refuse_absent: refuse, without a model call, a question asking about a name the
             repository does not have; off: only tell the model.
+        :param refuse_unmentioned: also refuse (with ``refuse_absent``) when a proper noun the question
+            uses is nowhere in the repository; off (the default): only tell the model, because in a
+            small repository ordinary capitalised words (``API``, ``Windows``) are absent too.
         :param allowlist: names never looked up (on top of the standard names), as the check's.
         """
         self.document_store = document_store
         self.refuse_absent = refuse_absent
+        self.refuse_unmentioned = refuse_unmentioned
         self.allowlist = allowlist
         self._names: RepositoryVocabulary | None = None
 
@@ -151,16 +170,15 @@ class QuestionPremise:
         own = [n for n in named if _only_as_own(n, prose)]
         asked = [n for n in named if n not in own]
         pasted = own + [n for n in extract_identifiers(code, allowlist=ignored) if n not in named]
-        flag_matches = _FLAG.findall(prose) + _FLAG_IN_CODE.findall(prose)
+        spans = [m.group(0) for m in _INLINE.finditer(prose)]
+        flag_matches = _FLAG.findall(prose) + [f for span in spans for f in _FLAG_WITH_VALUE.findall(span)]
         flags = list(dict.fromkeys(f for f, _ in flag_matches))
         values = list(dict.fromkeys(v for _, v in flag_matches if v))
         paths = list(dict.fromkeys(p.rstrip("/.") for p in _URL_PATH.findall(prose)))
         seen = {normalized(n.rsplit(".", 1)[-1]) for n in asked + pasted}
-        proper = [
-            w
-            for w in _proper_nouns(prose)
-            if normalized(w) not in seen and w not in ALLOWLIST and w.lower() not in ALLOWLIST
-        ]
+        quiet = {w.lower() for w in ALLOWLIST | ignored} | {lang.name.lower() for lang in names.languages}
+        quiet |= {"python"} if names.python else set()
+        proper = [w for w in _proper_nouns(prose) if normalized(w) not in seen and w.lower() not in quiet]
 
         absent = [n for n in asked if not names.is_known(n) and not names.near(n)]
         absent_flags = [f"--{f}" for f in flags if not self._has_flag(f)]
@@ -184,6 +202,7 @@ class QuestionPremise:
             "proper_absent": proper_absent,
         }
         missing = absent + absent_flags + absent_paths
+        unmentioned = unmentioned if self.refuse_unmentioned else []
         if (missing or unmentioned) and self.refuse_absent:
             parts = [f"this repository has no {', '.join(missing)}"] if missing else []
             parts += [f"nothing in it mentions {', '.join(unmentioned)}"] if unmentioned else []
@@ -226,6 +245,7 @@ class QuestionPremise:
             self,
             document_store=self.document_store,
             refuse_absent=self.refuse_absent,
+            refuse_unmentioned=self.refuse_unmentioned,
             allowlist=self.allowlist,
         )
 

@@ -14,9 +14,9 @@ Rules:
 - **Written**: what is not an identifier (a command-line flag ``--max-old-space-size``, an HTTP path
   ``/v1/chat/completions``) is looked for verbatim in the records (``written_in``): the store's
   own search where it has one (``SQLiteBM25DocumentStore.contains_text``), else every record.
-- One vocabulary per store file (its path, size and modification time) and per in-memory store
-  object (and its record count): the grounding check and the question's premise check of one
-  pipeline build it once.
+- One vocabulary per store file (its path, inode, size and times; the 4 latest files are kept) and
+  per in-memory store object (and its record count): the grounding check and the question's
+  premise check of one pipeline build it once.
 
 Usage:
 ```python
@@ -40,6 +40,7 @@ import os
 import re
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,7 @@ class RepositoryVocabulary:
     symbols: set[str] = field(default_factory=set)
     identifiers: set[str] = field(default_factory=set)
     languages: set[Language] = field(default_factory=set)
+    python: bool = False  # the repository has Python files (Python is not one of ``languages``)
     _by_normal: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _normals: list[str] = field(default_factory=list, repr=False)
 
@@ -108,6 +110,7 @@ class RepositoryVocabulary:
                 if lang is not None:
                     vocabulary.languages.add(lang)
                 modules = _module_names(file_path)
+                vocabulary.python = vocabulary.python or bool(modules)
                 vocabulary.symbols.update(modules)
                 vocabulary.identifiers.update(m for m in modules if "." not in m)
             for text in (doc.content, meta.get("impl")):
@@ -153,11 +156,12 @@ class RepositoryVocabulary:
 
 
 _lock = threading.Lock()
-_by_file: dict[tuple[str, int, int], RepositoryVocabulary] = {}
+_by_file: OrderedDict[tuple[str, int, int, int, int], RepositoryVocabulary] = OrderedDict()
+_MAX_FILES = 4  # the latest stores read (a server holding several repositories); older ones are dropped
 _by_object: weakref.WeakKeyDictionary[Any, tuple[int, RepositoryVocabulary]] = weakref.WeakKeyDictionary()
 
 
-def _file_key(store: Any) -> tuple[str, int, int] | None:
+def _file_key(store: Any) -> tuple[str, int, int, int, int] | None:
     path = getattr(store, "persist_path", None)
     if not isinstance(path, str | os.PathLike):
         return None
@@ -165,7 +169,9 @@ def _file_key(store: Any) -> tuple[str, int, int] | None:
         stat = os.stat(path)
     except OSError:
         return None
-    return (os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+    if not os.path.isfile(path):  # a folder's times do not follow the data inside it
+        return None
+    return (os.path.realpath(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def written_in(store: Any, text: str) -> bool:
@@ -177,7 +183,7 @@ def written_in(store: Any, text: str) -> bool:
         return bool(contains(text))
     for doc in store.filter_documents():
         meta = doc.meta or {}
-        if any(isinstance(t, str) and text in t for t in (doc.content, meta.get("impl"), meta.get("header"))):
+        if any(isinstance(t, str) and text in t for t in (doc.content, *meta.values())):
             return True
     return False
 
@@ -197,6 +203,8 @@ def vocabulary_of(store: Any) -> RepositoryVocabulary:
     with _lock:
         if key is not None:
             cached = _by_file.get(key)
+            if cached is not None:
+                _by_file.move_to_end(key)
         else:  # an in-memory store: the same object with as many records as when it was read
             count, cached = _by_object.get(store, (-1, None))
             if cached is not None and count != _count(store):
@@ -208,6 +216,8 @@ def vocabulary_of(store: Any) -> RepositoryVocabulary:
             for old in [k for k in _by_file if k[0] == key[0]]:
                 del _by_file[old]  # an older state of the same file
             _by_file[key] = vocabulary
+            while len(_by_file) > _MAX_FILES:
+                _by_file.popitem(last=False)
         else:
             try:
                 _by_object[store] = (_count(store), vocabulary)

@@ -104,22 +104,61 @@ def test_names_in_pasted_code_are_noted_never_refused(premise):
     assert "This repository has no pandas, pandas.read_csv." in out["note"]
 
 
-def test_a_proper_noun_the_repository_never_mentions_is_refused_and_one_it_mentions_is_not(premise, store):
+def test_a_proper_noun_the_repository_never_mentions_is_told_to_the_model_and_one_it_mentions_is_not(
+    premise, store
+):
     out = premise.run(query="Which port does the PostgreSQL logger use? Nginx and Prometheus work.")
-    assert out["verdict"] == "refuse" and out["premise"]["proper_absent"] == ["PostgreSQL"]
-    assert out["notices"] == ["nothing in it mentions PostgreSQL; the model was not asked"]
-    # a capital that starts a sentence is not a proper noun
-    assert premise.run(query="Does training stop early? Sometimes it hangs.")["verdict"] == "answer"
-    told = QuestionPremise(document_store=store, refuse_absent=False).run(query="Does it log to PostgreSQL?")
-    assert "Nothing in this repository mentions PostgreSQL." in told["note"] and told["refusal"] == ""
+    assert out["verdict"] == "note" and out["premise"]["proper_absent"] == ["PostgreSQL"]
+    assert "Nothing in this repository mentions PostgreSQL." in out["note"] and out["refusal"] == ""
+    strict = QuestionPremise(document_store=store, refuse_unmentioned=True)
+    out = strict.run(query="Which port does the PostgreSQL logger use?")
+    assert out["verdict"] == "refuse" and out["notices"] == [
+        "nothing in it mentions PostgreSQL; the model was not asked"
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does training stop early? Sometimes it hangs.",
+        "# Why does fit hang?",
+        "- How do I call fit?\n- Where is it?",
+        "> Why does fit hang?",
+        "**Why** does fit hang?",
+        "1) How does fit work?",
+        '"Why" is what I ask about fit.',
+    ],
+)
+def test_a_capital_that_starts_a_sentence_or_a_markdown_line_is_not_a_proper_noun(premise, question):
+    assert premise.run(query=question)["premise"]["proper_nouns"] == [], question
+
+
+def test_standard_names_and_the_repositorys_language_are_not_proper_nouns(store):
+    premise = QuestionPremise(document_store=store, allowlist=["CUDA"])
+    assert premise.run(query="Does fit run on CUDA with Python and None?")["premise"]["proper_nouns"] == []
+
+
+def test_a_file_path_is_not_an_http_path(premise):
+    out = premise.run(query="I saved results to /home/me/out/x.txt; can fit read them?")
+    assert out["premise"]["paths"] == [] and out["verdict"] == "answer"
+
+
+def test_a_long_question_is_read_whole(premise):
+    question = "Why does `Trainer.fit` hang? " + "It hangs again, Sometimes. " * 4000
+    assert len(question) > 100_000
+    assert premise.run(query=question)["verdict"] in ("answer", "note")
 
 
 def test_a_flag_value_the_repository_never_mentions_is_noted(premise):
     out = premise.run(query="How do I run it with --tensor-parallel-size on a `--device ane` option?")
     assert out["premise"]["proper_absent"] == ["ane"] and out["verdict"] == "note"
     assert premise.run(query="Is --device=ane possible?")["premise"]["proper_absent"] == ["ane"]
-    # a word after a flag in prose is English, not its value
+    # a word after a flag in prose is English, not its value; backticks pair as written
     assert premise.run(query="Is --device needed?")["verdict"] == "answer"
+    assert (
+        premise.run(query="Does `serve` take --tensor-parallel-size twice with `Trainer`?")["verdict"]
+        == "answer"
+    )
 
 
 def test_standard_library_names_are_not_looked_up(premise):

@@ -87,8 +87,8 @@ _LOOK_BACK = 24
 _INLINE = re.compile(r"`[^`\n]*`")
 _OWN = re.compile(r"\b(?:my|our)\s+`?$", re.IGNORECASE)
 REFUSAL = (
-    "This repository does not have what the question asks about (the notice names it), so the model "
-    "was not asked. The closest sources are below; check the spelling, or ask with other words."
+    "This repository does not have what the question asks about (the note with the sources names it), so "
+    "the model was not asked. The closest sources are below; check the spelling, or ask with other words."
 )
 
 

@@ -149,12 +149,19 @@ class QuestionPremise:
         self.refuse_unmentioned = refuse_unmentioned
         self.allowlist = allowlist
         self._names: RepositoryVocabulary | None = None
+        self._ignored: frozenset[str] = frozenset()  # names never looked up
+        self._quiet: frozenset[str] = frozenset()  # lowercased words that are never proper nouns
 
     def warm_up(self) -> None:
         """Read the repository's vocabulary once (shared with the grounding check)."""
         if self._names is None:
-            self._names = vocabulary_of(self.document_store)
-            self._names.index_spellings()
+            names = vocabulary_of(self.document_store)
+            names.index_spellings()
+            languages = names.languages
+            self._ignored = frozenset(self.allowlist or ()).union(*(lang.stdlib for lang in languages))
+            quiet = {w.lower() for w in ALLOWLIST | self._ignored} | {lang.name.lower() for lang in languages}
+            self._quiet = frozenset(quiet | ({"python"} if names.python else set()))
+            self._names = names
 
     @component.output_types(verdict=str, premise=dict, note=str, refusal=str, notices=list[str])
     def run(self, query: str) -> dict[str, Any]:
@@ -165,7 +172,7 @@ class QuestionPremise:
         if not (names.identifiers or names.symbols):  # no repository to read: nothing can be decided
             return {"verdict": "answer", "premise": {}, "note": "", "refusal": "", "notices": []}
         prose, code = _split(query or "")
-        ignored = frozenset(self.allowlist or ()).union(*(lang.stdlib for lang in names.languages))
+        ignored = self._ignored
         named = extract_identifiers(prose, allowlist=ignored)
         own = [n for n in named if _only_as_own(n, prose)]
         asked = [n for n in named if n not in own]
@@ -176,19 +183,21 @@ class QuestionPremise:
         values = list(dict.fromkeys(v for _, v in flag_matches if v))
         paths = list(dict.fromkeys(p.rstrip("/.") for p in _URL_PATH.findall(prose)))
         seen = {normalized(n.rsplit(".", 1)[-1]) for n in asked + pasted}
-        quiet = {w.lower() for w in ALLOWLIST | ignored} | {lang.name.lower() for lang in names.languages}
-        quiet |= {"python"} if names.python else set()
-        proper = [w for w in _proper_nouns(prose) if normalized(w) not in seen and w.lower() not in quiet]
+        proper = [
+            w for w in _proper_nouns(prose) if normalized(w) not in seen and w.lower() not in self._quiet
+        ]
 
-        absent = [n for n in asked if not names.is_known(n) and not names.near(n)]
+        # each name once: known (no spellings needed), else the repository's spellings ([] = absent)
+        spellings = {
+            n: names.near(n) for n in dict.fromkeys(asked + pasted + proper + values) if not names.is_known(n)
+        }
+        absent = [n for n in asked if n in spellings and not spellings[n]]
         absent_flags = [f"--{f}" for f in flags if not self._has_flag(f)]
         absent_paths = [p for p in paths if not written_in(self.document_store, p)]
-        absent_values = [
-            v for v in values if v not in STOP_WORDS and not names.is_known(v) and not names.near(v)
-        ]
-        near = {n: names.near(n) for n in asked + pasted if not names.is_known(n) and names.near(n)}
-        pasted_absent = [n for n in pasted if not names.is_known(n) and n not in near]
-        unmentioned = [w for w in proper if not names.is_known(w) and not names.near(w)]
+        absent_values = [v for v in values if v not in STOP_WORDS and v in spellings and not spellings[v]]
+        near = {n: spellings[n] for n in asked + pasted if spellings.get(n)}
+        pasted_absent = [n for n in pasted if n in spellings and not spellings[n]]
+        unmentioned = [w for w in proper if w in spellings and not spellings[w]]
         proper_absent = unmentioned + absent_values
         report = {
             "asked": asked,

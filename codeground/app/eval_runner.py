@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from codeground.app.pipelines import (
     settings_fingerprint,
 )
 from codeground.app.roles import QueryRoles
+from codeground.components.grounding.refusal import is_refusal
 from codeground.components.notices import RERANK_UNAVAILABLE, kind_of
 
 VARIANT_ORDER = ("query.yaml", "hybrid_norerank.yaml", "bm25.yaml", "dense.yaml")
@@ -175,20 +175,6 @@ def evaluate_pipelines(
     return rows
 
 
-REFUSAL = re.compile(
-    r"has nothing on|does(?: not|n't) (?:answer|cover|say|mention|contain|describe)|"
-    r"(?:is|are) not (?:covered|mentioned|described|documented)|no (?:information|mention)|"
-    r"cannot (?:answer|find)|can't (?:answer|find)|not (?:able|possible) to answer|"
-    r"(?:material|repository|sources?) (?:provided )?(?:do(?:es)?n't|do(?:es)? not)",
-    re.IGNORECASE,
-)
-
-
-def is_refusal(answer: str) -> bool:
-    """An answer that says the repository does not answer the question (phrases in ``REFUSAL``)."""
-    return bool(REFUSAL.search(answer or ""))
-
-
 def evaluate_answers(
     questions: list[Question], pipeline: Path, index_dir: str | Path, *, log: Path | None = None
 ) -> dict[str, Any]:
@@ -233,8 +219,10 @@ def evaluate_answers(
             "refused": result.answer is not None and is_refusal(result.answer),
             "not_asked": NO_ANSWER in kinds,
             "unknown": unknown,
-            "first_unknown": result.repaired if result.first_answer is not None else unknown,
+            "first_unknown": result.first_unknown if result.first_answer is not None else unknown,
             "repaired": result.first_answer is not None,
+            "repaired_names": result.repaired,
+            "first_answer": result.first_answer,
             "repair_skipped": REPAIR_SKIPPED in kinds,
             "seconds": seconds,
             "ended": time.time(),  # when it was answered (epoch seconds): places it in a run's log

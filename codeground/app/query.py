@@ -30,7 +30,13 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.overlay import drop_components
 from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
-from codeground.app.repair import PROMPT_VARIABLE, RepairSettings, repaired_text, skipped_text
+from codeground.app.repair import (
+    PROMPT_VARIABLE,
+    RepairSettings,
+    premise_names_used,
+    repaired_text,
+    skipped_text,
+)
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
 from codeground.components.llm_errors import ollama_fix
@@ -51,8 +57,10 @@ class QueryResult:
     notices: list[str] = field(default_factory=list)
     seconds: float = 0.0
     grounding: dict[str, Any] | None = None
+    premise: dict[str, Any] | None = None  # what the question names that the repository lacks
     first_answer: str | None = None  # the answer before a repair, when there was one
-    repaired: list[str] = field(default_factory=list)  # the names the first answer had invented
+    repaired: list[str] = field(default_factory=list)  # the names the first answer was asked again about
+    first_unknown: list[str] = field(default_factory=list)  # what the check found in the first answer
 
     @property
     def cited_files(self) -> list[str]:
@@ -289,7 +297,8 @@ class QueryEngine:
         t0 = time.perf_counter()
         first = self._answer_once(question, history, on_token, {})
         settings = RepairSettings.of(self.data)
-        unknown = list((first.grounding or {}).get("unknown") or [])
+        invented = list((first.grounding or {}).get("unknown") or [])
+        unknown = invented + [n for n in premise_names_used(first.answer, first.premise) if n not in invented]
         pipeline = self.answer_pipeline
         can_tell = self.roles.prompt and PROMPT_VARIABLE in pipeline.inputs().get(self.roles.prompt, {})
         if (
@@ -344,7 +353,7 @@ class QueryEngine:
         kept = [n for n in first.notices if kind_of(n) != UNKNOWN_IDENTIFIERS]
         notices = list(dict.fromkeys([*kept, Notice(REPAIRED, repaired_text(unknown)), *second.notices]))
         second.question, second.notices = question, notices
-        second.first_answer, second.repaired = first.answer, unknown
+        second.first_answer, second.repaired, second.first_unknown = first.answer, unknown, invented
         second.seconds = time.perf_counter() - t0
         return second
 
@@ -377,6 +386,7 @@ class QueryEngine:
             notices=self._notices(out),
             seconds=time.perf_counter() - t0,
             grounding=out.get(roles.grounding, {}).get("grounding") if roles.grounding else None,
+            premise=out.get(roles.premise, {}).get("premise") if roles.premise else None,
         )
 
     def _query_of(self, out: dict[str, Any], question: str) -> str:

@@ -11,6 +11,13 @@ grounding check itself is not changed. A query YAML turns it off with ``metadata
 false`` (or sets ``budget_s``); a caller with ``repair=False`` (``--no-repair``). A template without
 a ``not_in_repository`` variable cannot be told the names, so no repair is attempted with it.
 
+The question's premise (``QuestionPremise``) adds names of its own: what the question names that
+the repository lacks although the model was asked anyway (a proper noun it never mentions, such as
+``PostgreSQL``; a name the user pasted that it does not have). The model was told so in the prompt;
+an answer that still uses such a name (whole word, case ignored) and does not say the material
+does not answer (``codeground.components.grounding.refusal``) is asked again the same way, with
+those names among the ones listed as absent.
+
 Usage:
 ```python
 from codeground.app.repair import RepairSettings
@@ -18,15 +25,23 @@ from codeground.app.repair import RepairSettings
 settings = RepairSettings.of({"metadata": {"repair": {"budget_s": 30}}})
 assert settings.enabled and settings.budget_s == 30.0
 assert not RepairSettings.of({"metadata": {"repair": {"enabled": False}}}).enabled
+
+from codeground.app.repair import premise_names_used
+
+report = {"proper_absent": ["PostgreSQL"], "pasted_absent": []}
+assert premise_names_used("vLLM logs to PostgreSQL on port 5432.", report) == ["PostgreSQL"]
+assert premise_names_used("This repository material does not mention PostgreSQL.", report) == []
 ```
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from codeground.app.errors import CodegroundError
+from codeground.components.grounding.refusal import is_refusal
 
 DEFAULT_BUDGET_S = 60.0
 PROMPT_VARIABLE = "not_in_repository"
@@ -49,6 +64,15 @@ class RepairSettings:
                 "metadata.repair: enabled must be true/false and budget_s a positive number"
             )
         return cls(enabled=enabled, budget_s=float(budget))
+
+
+def premise_names_used(answer: str | None, premise: dict[str, Any] | None) -> list[str]:
+    """The names the premise found absent (and only told the model about) that ``answer`` uses,
+    unless the answer is a refusal (module docstring)."""
+    if not answer or not premise or is_refusal(answer):
+        return []
+    told = dict.fromkeys([*premise.get("pasted_absent", []), *premise.get("proper_absent", [])])
+    return [n for n in told if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", answer, re.IGNORECASE)]
 
 
 def repaired_text(names: list[str]) -> str:

@@ -15,6 +15,8 @@ Query pipelines (``QueryRoles``):
 - ``prompt``: takes the ``concept_prompt`` and outputs the ``prompt`` messages;
 - ``answer``: streams (``streaming_callback``) and outputs the ``replies``;
 - ``grounding``: outputs the ``grounding`` report;
+- ``premise``: outputs the ``premise`` report (what the question names that the repository lacks,
+  ``QuestionPremise``); the repair asks again about those names when an answer uses them;
 - ``reranker``: the reranking stage (its ``reranked`` output says whether it had an opinion).
 
 Index pipelines (``IndexRoles``):
@@ -56,6 +58,7 @@ _LEGACY_QUERY = {
     "prompt": ["prompt"],
     "answer": ["llm"],
     "grounding": ["grounding"],
+    "premise": ["premise"],
     "reranker": ["ranker"],
 }
 _LEGACY_INDEX = {"entry": "router.sources", "chunked": "splitter", "embedder": "embedder"}
@@ -134,6 +137,7 @@ class QueryRoles:
     prompt: str | None = None
     answer: str | None = None
     grounding: str | None = None
+    premise: str | None = None
     reranker: str | None = None
 
     @classmethod

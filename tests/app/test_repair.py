@@ -108,3 +108,32 @@ def test_a_yaml_can_turn_repair_off(index_dir, fake_ollama, monkeypatch, tmp_pat
     fake_ollama.configure(reply=INVENTED)
     assert QueryEngine(index_dir, variant).answer("How do I fit a Trainer?").answer == INVENTED
     assert len(_chat_calls(fake_ollama)) == 1
+
+
+NOT_MENTIONED = "How do I fit a Trainer on data stored in PostgreSQL?"
+
+
+def test_an_answer_built_on_a_proper_noun_the_repository_never_mentions_is_asked_again(
+    index_dir, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    assumed = "Load the rows from PostgreSQL, then call `Trainer.fit(data)`."
+    fake_ollama.configure(reply=lambda body: GROUNDED if TOLD in _last_user(body) else assumed)
+    result = QueryEngine(index_dir, QUERY).answer(NOT_MENTIONED)
+    assert result.premise["proper_absent"] == ["PostgreSQL"]  # told to the model, not refused
+    assert result.answer == GROUNDED and result.first_answer == assumed
+    assert result.repaired == ["PostgreSQL"] and REPAIRED in [kind_of(n) for n in result.notices]
+    assert result.first_unknown == []  # not an invented identifier: the check found none
+    calls = _chat_calls(fake_ollama)
+    assert len(calls) == 2 and "PostgreSQL" in _last_user(calls[1].body).split(TOLD, 1)[1]
+
+
+def test_an_answer_saying_the_material_does_not_cover_the_absent_name_is_not_asked_again(
+    index_dir, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    refusal = "This repository material does not answer it: nothing in it mentions PostgreSQL."
+    fake_ollama.configure(reply=refusal)
+    result = QueryEngine(index_dir, QUERY).answer(NOT_MENTIONED)
+    assert result.answer == refusal and result.first_answer is None and result.repaired == []
+    assert len(_chat_calls(fake_ollama)) == 1

@@ -58,6 +58,7 @@ class QueryResult:
     seconds: float = 0.0
     grounding: dict[str, Any] | None = None
     premise: dict[str, Any] | None = None  # what the question names that the repository lacks
+    flags: dict[str, Any] | None = None  # the answer's command-line flags, and those the repository lacks
     first_answer: str | None = None  # the answer before a repair, when there was one
     repaired: list[str] = field(default_factory=list)  # the names the first answer was asked again about
     first_unknown: list[str] = field(default_factory=list)  # what the check found in the first answer
@@ -298,7 +299,8 @@ class QueryEngine:
         first = self._answer_once(question, history, on_token, {})
         settings = RepairSettings.of(self.data)
         invented = list((first.grounding or {}).get("unknown") or [])
-        unknown = invented + [n for n in premise_names_used(first.answer, first.premise) if n not in invented]
+        flags = list((first.flags or {}).get("unknown") or [])
+        unknown = list(dict.fromkeys([*invented, *flags, *premise_names_used(first.answer, first.premise)]))
         pipeline = self.answer_pipeline
         can_tell = self.roles.prompt and PROMPT_VARIABLE in pipeline.inputs().get(self.roles.prompt, {})
         if (
@@ -387,6 +389,7 @@ class QueryEngine:
             seconds=time.perf_counter() - t0,
             grounding=out.get(roles.grounding, {}).get("grounding") if roles.grounding else None,
             premise=out.get(roles.premise, {}).get("premise") if roles.premise else None,
+            flags=out.get(roles.flags, {}).get("flags") if roles.flags else None,
         )
 
     def _query_of(self, out: dict[str, Any], question: str) -> str:

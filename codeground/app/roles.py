@@ -15,6 +15,8 @@ Query pipelines (``QueryRoles``):
 - ``prompt``: takes the ``concept_prompt`` and outputs the ``prompt`` messages;
 - ``answer``: streams (``streaming_callback``) and outputs the ``replies``;
 - ``grounding``: outputs the ``grounding`` report;
+- ``flags``: outputs the ``flags`` report (the answer's command-line flags the repository lacks,
+  ``AnswerFlags``); the repair asks again about them as about the check's names;
 - ``premise``: outputs the ``premise`` report (what the question names that the repository lacks,
   ``QuestionPremise``); the repair asks again about those names when an answer uses them;
 - ``reranker``: the reranking stage (its ``reranked`` output says whether it had an opinion).
@@ -48,16 +50,17 @@ class RoleError(ValueError):
 
 
 # A YAML written before roles were declared used these component names (every shipped YAML did;
-# `premise` came later, and a YAML without it simply has none).
+# `premise` and `flags` came later, and a YAML without them simply has none).
 _LEGACY_QUERY = {
     "documents": ["reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"],  # the first present
-    "generation": ["premise", "prompt", "llm", "grounding"],
-    "notices": ["rewriter", "ranker", "premise", "llm", "grounding"],
+    "generation": ["premise", "prompt", "llm", "grounding", "flags"],
+    "notices": ["rewriter", "ranker", "premise", "llm", "grounding", "flags"],
     "rewriter": ["rewriter"],
     "top_k": ["reseat"],
     "prompt": ["prompt"],
     "answer": ["llm"],
     "grounding": ["grounding"],
+    "flags": ["flags"],
     "premise": ["premise"],
     "reranker": ["ranker"],
 }
@@ -137,6 +140,7 @@ class QueryRoles:
     prompt: str | None = None
     answer: str | None = None
     grounding: str | None = None
+    flags: str | None = None
     premise: str | None = None
     reranker: str | None = None
 

@@ -137,3 +137,16 @@ def test_an_answer_saying_the_material_does_not_cover_the_absent_name_is_not_ask
     result = QueryEngine(index_dir, QUERY).answer(NOT_MENTIONED)
     assert result.answer == refusal and result.first_answer is None and result.repaired == []
     assert len(_chat_calls(fake_ollama)) == 1
+
+
+def test_an_answer_with_a_flag_the_repository_never_writes_is_asked_again(
+    index_dir, fake_ollama, monkeypatch
+):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    flagged = "Run `python train.py --fit-fast` and call `Trainer.fit(data)`."
+    fake_ollama.configure(reply=lambda body: GROUNDED if TOLD in _last_user(body) else flagged)
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?")
+    assert result.answer == GROUNDED and result.first_answer == flagged
+    assert result.repaired == ["--fit-fast"] and result.flags["unknown"] == []
+    calls = _chat_calls(fake_ollama)
+    assert len(calls) == 2 and "--fit-fast" in _last_user(calls[1].body).split(TOLD, 1)[1]

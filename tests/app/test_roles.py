@@ -109,12 +109,12 @@ def test_renaming_every_component_of_the_shipped_pipelines_changes_nothing_users
 
 def test_no_component_name_of_the_shipped_yamls_is_written_in_the_application():
     """Every name a shipped YAML gives a role, unless it is also a socket, an output the application
-    reads or an init parameter (``documents``, ``grounding``, ``premise``, ``ranker``), appears in no
-    string of codeground/app outside roles.py (whose legacy table is the convention for YAMLs without
-    roles)."""
+    reads or an init parameter (``documents``, ``grounding``, ``premise``, ``flags``, ``ranker``),
+    appears in no string of codeground/app outside roles.py (whose legacy table is the convention for
+    YAMLs without roles)."""
     role_names, other_words = (
         set(),
-        {"documents", "replies", "prompt", "query", "notices", "grounding", "premise", "reranked"},
+        {"documents", "replies", "prompt", "query", "notices", "grounding", "premise", "flags", "reranked"},
     )
 
     def keys(value):

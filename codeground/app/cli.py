@@ -402,7 +402,9 @@ def query(
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     strict: bool = typer.Option(
-        False, "--strict", help="Exit with status 3 when the answer names an identifier the repository lacks."
+        False,
+        "--strict",
+        help="Exit with status 3 when the answer names an identifier or a --flag the repository lacks.",
     ),
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
     no_repair: bool = typer.Option(
@@ -437,7 +439,7 @@ def query(
     _print_notices(result.notices)
     if result.answer is None:
         raise typer.Exit(2)
-    if strict and result.grounding and result.grounding.get("unknown"):
+    if strict and ((result.grounding or {}).get("unknown") or (result.flags or {}).get("unknown")):
         raise typer.Exit(3)
 
 

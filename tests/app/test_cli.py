@@ -197,6 +197,9 @@ def test_query_streams_answer_then_sources_and_strict_fails_on_invented_names(
     assert "not found in this repository: Trainer.fit_fast" in bad.output
     lenient = run("query", "How do I fit a Trainer?", "--index-dir", idx)
     assert lenient.exit_code == 0
+    fake_ollama.configure(reply="Run `python train.py --fit-fast`.")
+    flagged = run("query", "How do I fit a Trainer?", "--index-dir", idx, "--strict")
+    assert flagged.exit_code == 3 and "not found in this repository: --fit-fast" in flagged.output
 
 
 def test_query_with_llm_down_prints_sources_and_how_to_start_ollama(indexed, monkeypatch):

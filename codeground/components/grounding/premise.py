@@ -9,7 +9,11 @@ Rules:
 - **Names asked about**: the identifiers the grounding check would read in an answer
   (``extract_identifiers``: code-looking words, inline code, calls and keywords; Python's and the
   repository's languages' standard names ignored) in the question's prose and inline code, and its
-  command-line flags (``--name``) and HTTP paths (``/v1/chat/completions``). **The user's own
+  command-line flags (``--name``) and HTTP paths (``/v1/chat/completions``), and a capitalised word
+  the prose writes as a definition's name (``vLLM's Trainer class``; ``decorator``, ``exception``,
+  ``enum``, ``dataclass``, ``struct``, ``trait`` alike; not a sentence's first word, not a
+  language's name), whose repository spellings must start with a capital like a type's (a
+  ``trainer`` variable is no ``Trainer`` class). **The user's own
   names**: the same, inside the question's fenced code blocks (pasted code: its imports and calls
   may come from other libraries), and a name every mention of which follows "my" or "our"
   (``my `process_batch` function``).
@@ -85,6 +89,10 @@ _WORD = re.compile(r"(?<![\w.'’-])([A-Za-z][A-Za-z0-9]*)(?![\w'’-])")
 _SENTENCE_START = re.compile(r"(?:(?:\A|\n)\s*(?:#+\s+|[-*+>]\s+|\d+[.)]\s+)?|[.?!:;]\s+|[\"“(*_]+\s*)\Z")
 _LOOK_BACK = 24
 _INLINE = re.compile(r"`[^`\n]*`")
+# a capitalised word followed by the kind of definition it names: "vLLM's Trainer class"
+_TYPED = re.compile(
+    r"(?<![\w.'’-])([A-Z][A-Za-z0-9_]*)\s+(?:class|dataclass|decorator|exception|enum|struct|trait)\b"
+)
 _OWN = re.compile(r"\b(?:my|our)\s+`?$", re.IGNORECASE)
 REFUSAL = (
     "This repository does not have what the question asks about (the note with the sources names it), so "
@@ -104,6 +112,18 @@ def _proper_nouns(prose: str) -> list[str]:
         at_start = _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is not None
         if word.isupper() or not at_start:
             found.setdefault(word, None)
+    return list(found)
+
+
+def _named_as_types(prose: str) -> list[str]:
+    """Capitalised words that ``prose`` writes as a type's name (``the Trainer class``), not at a
+    sentence's start (``Which class …``)."""
+    text = _INLINE.sub(" ", prose)
+    found: dict[str, None] = {}
+    for m in _TYPED.finditer(text):
+        start = m.start(1)
+        if _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is None:
+            found.setdefault(m.group(1), None)
     return list(found)
 
 
@@ -176,6 +196,12 @@ class QuestionPremise:
         named = extract_identifiers(prose, allowlist=ignored)
         own = [n for n in named if _only_as_own(n, prose)]
         asked = [n for n in named if n not in own]
+        typed = [
+            w
+            for w in _named_as_types(prose)
+            if w not in named and w.lower() not in self._quiet and not _only_as_own(w, prose)
+        ]
+        asked += typed
         pasted = own + [n for n in extract_identifiers(code, allowlist=ignored) if n not in named]
         spans = [m.group(0) for m in _INLINE.finditer(prose)]
         flag_matches = _FLAG.findall(prose) + [f for span in spans for f in _FLAG_WITH_VALUE.findall(span)]
@@ -191,6 +217,9 @@ class QuestionPremise:
         spellings = {
             n: names.near(n) for n in dict.fromkeys(asked + pasted + proper + values) if not names.is_known(n)
         }
+        for n in typed:  # a type is spelt like one: `trainer` variables are not a Trainer class
+            if n in spellings:
+                spellings[n] = [w for w in spellings[n] if w[:1].isupper()]
         absent = [n for n in asked if n in spellings and not spellings[n]]
         absent_flags = [f"--{f}" for f in flags if not self._has_flag(f)]
         absent_paths = [p for p in paths if not written_in(self.document_store, p)]

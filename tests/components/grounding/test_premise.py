@@ -214,3 +214,12 @@ def test_a_name_the_user_calls_their_own_is_noted_not_refused(premise):
 def test_without_a_repository_nothing_is_decided():
     out = QuestionPremise(document_store=None).run(query="How do I call `Trainer.fly_to_moon()`?")
     assert out["verdict"] == "answer" and out["refusal"] == "" and out["notices"] == []
+
+
+def test_a_class_the_question_names_in_prose_must_be_spelt_as_a_type_in_the_repository(premise):
+    # `parser` is only a variable here: "the Parser class" names nothing the repository defines
+    out = premise.run(query="What does pkg's Parser class return?")
+    assert out["verdict"] == "refuse" and out["premise"]["absent"] == ["Parser"]
+    assert premise.run(query="What does the Trainer class return from fit?")["verdict"] == "answer"
+    # a sentence's first word is not a name ("Which class …"), nor is a language's name
+    assert premise.run(query="Which class does serve use? Is it a Python class?")["verdict"] == "answer"

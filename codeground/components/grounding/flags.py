@@ -91,7 +91,7 @@ def flag_known(names: RepositoryVocabulary, store: Any, flag: str) -> bool:
     """Whether the repository has ``--flag`` (``flag`` without its dashes; module rules)."""
     if flag.lower() in STANDARD_FLAGS:
         return True
-    if re.search(r"[-_]", flag) and (names.is_known(flag) or names.near(flag)):
+    if ("-" in flag or "_" in flag) and (names.is_known(flag) or names.near(flag)):
         return True
     return written_in(store, f"--{flag}")
 

@@ -100,6 +100,11 @@ REFUSAL = (
 )
 
 
+def _starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` of ``text`` is a sentence's first word (``_SENTENCE_START``)."""
+    return _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is not None
+
+
 def _proper_nouns(prose: str) -> list[str]:
     """Capitalised words of ``prose`` that do not start a sentence, and words in capitals."""
     text = _INLINE.sub(" ", prose)
@@ -108,9 +113,7 @@ def _proper_nouns(prose: str) -> list[str]:
         word = m.group(1)
         if len(word) < 2 or not word[0].isupper():
             continue
-        start = m.start()
-        at_start = _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is not None
-        if word.isupper() or not at_start:
+        if word.isupper() or not _starts_sentence(text, m.start()):
             found.setdefault(word, None)
     return list(found)
 
@@ -121,8 +124,7 @@ def _named_as_types(prose: str) -> list[str]:
     text = _INLINE.sub(" ", prose)
     found: dict[str, None] = {}
     for m in _TYPED.finditer(text):
-        start = m.start(1)
-        if _SENTENCE_START.search(text[max(0, start - _LOOK_BACK) : start]) is None:
+        if not _starts_sentence(text, m.start(1)):
             found.setdefault(m.group(1), None)
     return list(found)
 

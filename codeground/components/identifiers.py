@@ -42,12 +42,18 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return (whole,)
 
 
+_HYPHENATED_NUMBER = re.compile(r"(?<![\w-])([^\W\d_]+)-(\d+)(?![\w-])")
+
+
 def tokenize(text: str) -> list[str]:
-    """BM25 tokens of ``text``: every word, lowercased, plus the parts of compound identifiers."""
+    """BM25 tokens of ``text``: every word, lowercased, plus the parts of compound identifiers, plus
+    a name that prose hyphenates before its number written as code writes it (``GPT-2`` → ``gpt2``,
+    as in ``GPT2LMHeadModel``)."""
     text = unicodedata.normalize("NFC", text)
     tokens: list[str] = []
     for word in _WORD.findall(text):
         tokens.extend(_word_tokens(word))
+    tokens.extend((a + b).lower() for a, b in _HYPHENATED_NUMBER.findall(text))
     return tokens
 
 

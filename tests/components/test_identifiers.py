@@ -89,3 +89,12 @@ def test_other_languages_member_separators_read_as_the_dot_of_a_symbol():
     found = identifier_candidates("Does `Vec::with_capacity` differ from Point::new or List#add?")
     assert {"Vec.with_capacity", "Point.new", "List.add", "with_capacity", "new", "add"} <= set(found)
     assert "a.b" not in identifier_candidates("x[a::2] and issue #12")  # slices and hashes are not members
+
+
+def test_a_name_prose_hyphenates_before_its_number_also_yields_the_code_spelling():
+    # "GPT-2" in a question meets GPT2LMHeadModel's part "gpt2"; a range or an identifier is no such name
+    assert "gpt2" in tokenize("Which architectures support GPT-2 models?")
+    assert "gpt2" in tokenize("class GPT2LMHeadModel")
+    assert "llama3" in tokenize("Llama-3.1 and Llama-3")
+    assert "x1" not in tokenize("x-1-2")  # a longer hyphenated run is no such name
+    assert "a1" not in tokenize("my_a-1")

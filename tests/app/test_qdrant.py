@@ -68,11 +68,13 @@ def test_one_collection_holds_every_record_with_sparse_vectors_and_dense_ones_wh
     assert "impl" not in dense and bare == {"impl"}  # index.yaml's dense router, unchanged
 
 
-def test_the_qdrant_pair_finds_the_first_result_of_the_default_pair_and_most_of_its_top_3(
+def test_the_qdrant_pair_finds_the_default_pairs_first_definition_in_its_top_2_and_most_of_its_top_3(
     languages_repo, tmp_path
 ):
     # Qdrant's IDF is BM25's, not BM25L's, and the length pivot is fixed (sparse_terms.py): on a corpus
-    # of 58 records that may swap ranks 2 and 3; on vLLM every R@k is the same (README)
+    # of 58 records (mean length far below the pivot) that swaps near-ties, e.g. `Shape.area` in
+    # shapes.rs and `Circle.area` in shapes.ts (fused 1.55 / 1.41 against 1.42 / 1.53); on vLLM every
+    # R@k is the same (README). So: the default's first definition is among the Qdrant pair's first two.
     run_index(languages_repo, tmp_path / "default", DEFAULT_INDEX_PIPELINE)
     run_index(languages_repo, tmp_path / "qdrant", INDEX)
     default = QueryEngine(tmp_path / "default", PIPELINES_DIR / "query.yaml")
@@ -86,9 +88,9 @@ def test_the_qdrant_pair_finds_the_first_result_of_the_default_pair_and_most_of_
         "how do I start the server",
     ]
     for question in questions:
-        ours = [d.id for d in qdrant.search(question, k=3).documents]
-        theirs = [d.id for d in default.search(question, k=3).documents]
-        assert ours[0] == theirs[0] and len(set(ours) & set(theirs)) >= 2, question
+        ours = [(d.meta["file_path"], d.meta["symbol"]) for d in qdrant.search(question, k=3).documents]
+        theirs = [(d.meta["file_path"], d.meta["symbol"]) for d in default.search(question, k=3).documents]
+        assert theirs[0] in ours[:2] and len(set(ours) & set(theirs)) >= 2, question
 
 
 def test_incremental_update_deletion_and_generation_switch(languages_repo, tmp_path):

@@ -1,9 +1,9 @@
 """BM25's identifier-aware tokens as sparse vectors, for an engine that scores them itself (Qdrant).
 
 Rule: a record's sparse vector has one entry per distinct token of ``components.identifiers.tokenize``
-over its provenance header and content (the text the BM25 store scores); the entry's index is the
-token's 32-bit hash (the first 4 bytes of BLAKE2b, so it is the same in every process and on every
-machine), its value the token's weight in the record:
+over its provenance header and content (``components.lexical_text``: the text the BM25 store
+scores); the entry's index is the token's 32-bit hash (the first 4 bytes of BLAKE2b, so it is the
+same in every process and on every machine), its value the token's weight in the record:
 
 - ``weighting: "bm25"`` (default): the BM25L term weight of the BM25 store
   (``(k1+1)(c+δ)/(k1+c+δ)``, ``c = tf / (1 - b + b·len/avg_tokens)``, ``len`` the record's token
@@ -45,6 +45,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import SparseEmbedding
 
 from codeground.components.identifiers import tokenize
+from codeground.components.lexical_text import lexical_text
 
 WEIGHTINGS = ("bm25", "saturated", "tf")
 
@@ -74,6 +75,7 @@ class SparseTermDocumentEmbedder:
         delta: float = 0.5,
         avg_tokens: float = 100.0,
         header_field: str = "header",
+        header_weight: int = 1,
     ) -> None:
         """
         :param weighting: ``"bm25"``, ``"saturated"`` or ``"tf"`` (module rule).
@@ -82,6 +84,8 @@ class SparseTermDocumentEmbedder:
         :param delta: BM25L's shift (``"bm25"``).
         :param avg_tokens: the length pivot (``"bm25"``), in tokens.
         :param header_field: meta field whose text is tokenized before the content.
+        :param header_weight: how many times the header is written before the content (as the BM25
+            store's ``header_weight``; ``components.lexical_text``).
         """
         if weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
@@ -93,6 +97,8 @@ class SparseTermDocumentEmbedder:
         self.delta = delta
         self.avg_tokens = avg_tokens
         self.header_field = header_field
+        self.header_weight = header_weight
+        lexical_text(Document(content=""), header_weight=header_weight)  # a bad weight fails here
 
     def _weight(self, tf: int, length: int) -> float:
         k1 = self.k1
@@ -115,8 +121,7 @@ class SparseTermDocumentEmbedder:
     def run(self, documents: list[Document]) -> dict[str, list[Document]]:
         out = []
         for doc in documents:
-            header = doc.meta.get(self.header_field) or ""
-            text = f"{header}\n{doc.content or ''}" if header else doc.content or ""
+            text = lexical_text(doc, header_field=self.header_field, header_weight=self.header_weight)
             out.append(replace(doc, sparse_embedding=_sparse(self._weights(text))))
         return {"documents": out}
 
@@ -129,6 +134,7 @@ class SparseTermDocumentEmbedder:
             delta=self.delta,
             avg_tokens=self.avg_tokens,
             header_field=self.header_field,
+            header_weight=self.header_weight,
         )
 
     @classmethod

@@ -1,8 +1,9 @@
 """BM25 with identifier-aware tokens, kept on disk in one SQLite file and read only where a query needs it.
 
-Rule: the text scored for a record is its provenance header (``meta[header_field]``) and its
-content, cut into the tokens of ``components.identifiers.tokenize`` (``trust_remote_code`` also
-yields ``trust``, ``remote``, ``code``); the stored content stays the exact excerpt. Scoring is
+Rule: the text scored for a record is its provenance header (``meta[header_field]``, written
+``header_weight`` times) and its content (``components.lexical_text``), cut into the tokens of
+``components.identifiers.tokenize`` (``trust_remote_code`` also yields ``trust``, ``remote``,
+``code``); the stored content stays the exact excerpt. Scoring is
 BM25L (Lv & Zhai 2011; the default) or BM25+ with the parameters and formulas of Haystack's
 ``InMemoryDocumentStore``, so the scores are the stock ones for the same tokens.
 
@@ -54,6 +55,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils.filters import document_matches_filter
 
 from codeground.components.identifiers import tokenize
+from codeground.components.lexical_text import lexical_text
 
 FORMAT = 2  # 2: the symbols table
 # Haystack's in-memory store maps a BM25 score to (0, 1) as expit(score / 8); the same here.
@@ -91,12 +93,15 @@ class SQLiteBM25DocumentStore:
         *,
         persist_path: str | None = None,
         header_field: str = "header",
+        header_weight: int = 1,
         bm25_algorithm: Literal["BM25L", "BM25Plus"] = "BM25L",
         bm25_parameters: dict | None = None,
     ) -> None:
         """
         :param persist_path: the SQLite file; created on the first write, read-only until then.
         :param header_field: meta field whose text is indexed before the content.
+        :param header_weight: how many times the header is written before the content when a record
+            is indexed (``index.yaml``: 2); it does not matter for reading.
         :param bm25_algorithm: ``BM25L`` (k1 1.5, b 0.75, delta 0.5 unless set) or ``BM25Plus`` (delta 1.0).
         :param bm25_parameters: e.g. ``{"k1": 1.5, "b": 0.75, "delta": 0.5}``.
         """
@@ -104,6 +109,8 @@ class SQLiteBM25DocumentStore:
             raise ValueError(f"bm25_algorithm must be 'BM25L' or 'BM25Plus', not {bm25_algorithm!r}")
         self.persist_path = persist_path
         self.header_field = header_field
+        self.header_weight = header_weight
+        lexical_text(Document(content=""), header_weight=header_weight)  # a bad weight fails here
         self.bm25_algorithm = bm25_algorithm
         self.bm25_parameters = dict(bm25_parameters or {})
         self._lock = threading.RLock()
@@ -449,8 +456,7 @@ class SQLiteBM25DocumentStore:
 
     # -- writing -----------------------------------------------------------------------------------
     def _bm25_text(self, document: Document) -> str:
-        header = document.meta.get(self.header_field) or ""
-        return f"{header}\n{document.content}" if header else document.content or ""
+        return lexical_text(document, header_field=self.header_field, header_weight=self.header_weight)
 
     @staticmethod
     def _begin(conn: sqlite3.Connection) -> None:
@@ -546,6 +552,7 @@ class SQLiteBM25DocumentStore:
             self,
             persist_path=self.persist_path,
             header_field=self.header_field,
+            header_weight=self.header_weight,
             bm25_algorithm=self.bm25_algorithm,
             bm25_parameters=self.bm25_parameters,
         )

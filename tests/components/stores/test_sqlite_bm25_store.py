@@ -381,3 +381,50 @@ def test_records_by_symbol_finds_full_names_and_last_parts_and_forgets_deleted_r
     assert again.records_by_symbol(["fit", "LLMEngine"], []) == [("t:Trainer.fit:10", "Trainer.fit")]
     assert again.records_by_symbol(["Engine"], ["start_line"]) == [("e:LLMEngine:1", "Engine", 2)]
     assert again.records_by_symbol([], []) == []
+
+
+def _definition_and_caller() -> list[Document]:
+    header = "File: {} | Symbol: {} | Type: impl"
+    definition = "def step(self):\n    return self._advance()"
+    caller = (
+        "def loop(engine):\n    while engine.scheduler.has_work():\n"
+        "        engine.scheduler.step()  # scheduler step\n        engine.log(step)"
+    )
+    return [
+        Document(
+            id="definition",
+            content=definition,
+            meta={"header": header.format("core/scheduler.py", "Scheduler.step")},
+        ),
+        Document(id="caller", content=caller, meta={"header": header.format("core/loop.py", "loop")}),
+    ] + [
+        Document(
+            id=f"other{i}",
+            content=f"filler text number {i} about other things",
+            meta={"header": header.format(f"x{i}.py", f"x{i}")},
+        )
+        for i in range(8)
+    ]
+
+
+def test_the_header_written_twice_puts_the_definition_above_a_caller_that_repeats_its_name():
+    ranked = {}
+    for weight in (1, 2):
+        store = SQLiteBM25DocumentStore(header_weight=weight)
+        store.write_documents(_definition_and_caller())
+        ranked[weight] = [d.id for d in store.bm25_retrieval("What does Scheduler.step do?", top_k=2)]
+    assert ranked == {1: ["caller", "definition"], 2: ["definition", "caller"]}
+
+
+def test_index_yaml_writes_the_header_twice_and_the_qdrant_pair_weighs_it_the_same():
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+
+    index = read_pipeline_dict(PIPELINES_DIR / "index.yaml")["components"]
+    qdrant = read_pipeline_dict(PIPELINES_DIR / "index_qdrant.yaml")["components"]
+    store = index["bm25_writer"]["init_parameters"]["document_store"]["init_parameters"]
+    assert store["header_weight"] == 2 == qdrant["sparse"]["init_parameters"]["header_weight"]
+
+
+def test_a_header_weight_below_one_is_refused_at_construction():
+    with pytest.raises(ValueError, match="header_weight"):
+        SQLiteBM25DocumentStore(header_weight=0)

@@ -19,8 +19,10 @@ def test_embedded_gguf_streams_a_grounding_checked_answer(tmp_path):
     repo = make_sample_repo(tmp_path / "repo")
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
     tokens: list[str] = []
+    # a repair (the first answer named what the repository lacks) streams the corrected answer after
+    # `on_repair`, as a client starts over there
     result = QueryEngine(tmp_path / "idx", PIPELINES_DIR / "query_llamacpp.yaml").answer(
-        "How do I fit a Trainer?", on_token=tokens.append
+        "How do I fit a Trainer?", on_token=tokens.append, on_repair=lambda names: tokens.clear()
     )
     assert result.answer, result.notices
     assert len(tokens) > 3 and "".join(tokens).strip() == result.answer.strip()

@@ -46,7 +46,7 @@ from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import SparseEmbedding
 
 from codeground.components.identifiers import tokenize
-from codeground.components.lexical_text import lexical_text
+from codeground.components.lexical_text import checked_header_weight, lexical_text
 
 WEIGHTINGS = ("bm25", "saturated", "tf")
 
@@ -98,8 +98,7 @@ class SparseTermDocumentEmbedder:
         self.delta = delta
         self.avg_tokens = avg_tokens
         self.header_field = header_field
-        self.header_weight = header_weight
-        lexical_text(Document(content=""), header_weight=header_weight)  # a bad weight fails here
+        self.header_weight = checked_header_weight(header_weight)
 
     def _weight(self, tf: int, length: int) -> float:
         k1 = self.k1

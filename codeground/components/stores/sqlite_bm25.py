@@ -55,7 +55,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils.filters import document_matches_filter
 
 from codeground.components.identifiers import tokenize
-from codeground.components.lexical_text import lexical_text
+from codeground.components.lexical_text import checked_header_weight, lexical_text
 
 FORMAT = 2  # 2: the symbols table
 # Haystack's in-memory store maps a BM25 score to (0, 1) as expit(score / 8); the same here.
@@ -109,8 +109,7 @@ class SQLiteBM25DocumentStore:
             raise ValueError(f"bm25_algorithm must be 'BM25L' or 'BM25Plus', not {bm25_algorithm!r}")
         self.persist_path = persist_path
         self.header_field = header_field
-        self.header_weight = header_weight
-        lexical_text(Document(content=""), header_weight=header_weight)  # a bad weight fails here
+        self.header_weight = checked_header_weight(header_weight)
         self.bm25_algorithm = bm25_algorithm
         self.bm25_parameters = dict(bm25_parameters or {})
         self._lock = threading.RLock()

@@ -704,6 +704,12 @@ def _print_bench(report: dict) -> None:
     from rich.console import Console
 
     console = Console()
+    if "model_preparation" in report:
+        prep = report["model_preparation"]
+        built = ", ".join(prep["built"]) or "nothing: every model was cached"
+        console.print(
+            f"model preparation: {prep['wall_s']} s, peak RSS {prep['peak_rss_mb']} MB; built {built}"
+        )
     if "index" in report:
         idx, inc = report["index"], report["incremental"]
         console.print(

@@ -52,6 +52,12 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
         on_stage=stages.append,
     )
 
+    # the one-time model preparation is its own row, before the full index, in a child process
+    prep = report["model_preparation"]
+    assert prep["wall_s"] > 0 and prep["peak_rss_mb"] > 0 and isinstance(prep["built"], list)
+    assert stages.index(next(s for s in stages if s.startswith("model preparation"))) < stages.index(
+        next(s for s in stages if s.startswith("full index"))
+    )
     assert report["index"]["records"] > 0 and report["index"]["full"]
     assert report["index"]["wall_s"] > 0 and report["index"]["peak_rss_mb"] > 0
     inc = report["incremental"]
@@ -80,7 +86,15 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     assert speeds["records"] > 0 and len(speeds["texts_per_s"]) == 4
     assert all(v > 0 for v in speeds["texts_per_s"].values())
     assert report["machine"]["flags"] == [f for f in report["machine"]["flags"] if f in VECTOR_FLAGS]
-    assert [s.split()[0] for s in stages] == ["full", "incremental", "recall", "latency", "embedder", "cold"]
+    assert [s.split()[0] for s in stages] == [
+        "model",
+        "full",
+        "incremental",
+        "recall",
+        "latency",
+        "embedder",
+        "cold",
+    ]
     assert set(report["load_average"]) == {"start", "end"}
     assert report["machine"]["cores"] >= 1
 

@@ -8,13 +8,17 @@ later run would load.
 
 Usage:
 ```python
+import tempfile
 from pathlib import Path
 from codeground.components.embedders.model_cache import built_once, cache_root
 
 def build(out: Path) -> None:
     (out / "model.txt").write_text("weights")
 
-folder = built_once(cache_root() / "demo-model-1234", build, marker="model.txt")
+print(cache_root())  # where codeground's own models go; this example builds in a scratch folder
+folder = built_once(Path(tempfile.mkdtemp()) / "demo-model-1234", build, marker="model.txt")
+assert (folder / "model.txt").read_text() == "weights"
+assert built_once(folder, build, marker="model.txt") == folder  # already built: nothing to do
 ```
 """
 

@@ -103,8 +103,12 @@ def _rename_legacy_types(data: dict[str, Any], path: Path) -> None:
 
 
 def settings_fingerprint(data: dict[str, Any]) -> str:
-    """sha256 of the pipeline definition: any change to chunking or embedding settings changes it."""
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    """sha256 of the pipeline definition and of the BM25 token rules' version: any change to chunking,
+    embedding or tokenization changes it (and an index made before is rebuilt in full)."""
+    from codeground.components.identifiers import TOKENS_VERSION
+
+    keyed = {"pipeline": data, "tokens": TOKENS_VERSION}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _specs(value: Any) -> Iterator[dict[str, Any]]:

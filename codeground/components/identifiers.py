@@ -6,6 +6,13 @@ has more than one: ``trust_remote_code`` → ``trust_remote_code``, ``trust``, `
 split *before* lowercasing (camel case needs the capitals). Dotted paths are split at the dots
 first, so ``nn.Module.forward`` yields ``nn``, ``module``, ``forward``; ``Vec::new`` and ``List#add``
 yield their parts the same way.
+
+Two words prose writes otherwise than code also yield code's spelling: a Python special method
+yields its bare name (``__init__`` → ``__init__``, ``init``; ``__call__`` → ``call``), and the
+words prose uses for it, ``constructor`` and ``initialization`` (``initialize``, ``initializer``,
+``initialise``, …), yield ``init`` — "the default of X in NemotronVL's initialization" meets
+``NemotronVLProcessor.__init__``. ``TOKENS_VERSION`` names these rules: an index made under other
+rules is rebuilt in full (``app.pipelines.settings_fingerprint``).
 """
 
 from __future__ import annotations
@@ -33,9 +40,22 @@ def dotted(text: str) -> str:
     return _MEMBER_SEPARATOR.sub(".", text)
 
 
+# bump when a rule below changes which tokens a text yields: indexes made under the old rules rebuild
+TOKENS_VERSION = 2  # 1: parts of identifiers, GPT-2 -> gpt2; 2: __init__ -> init, constructor -> init
+# Python's constructor as prose names it
+_INIT_WORD = re.compile(r"constructors?|initiali[sz](?:e[sdr]?|ers?|ing|ations?)", re.IGNORECASE)
+# a special method: two underscores, one plain word, two underscores (``__init__``, ``__getitem__``)
+_DUNDER = re.compile(r"__([^\W_]+)__")
+
+
 @lru_cache(maxsize=200_000)
 def _word_tokens(word: str) -> tuple[str, ...]:
     whole = word.lower()
+    if _INIT_WORD.fullmatch(word):
+        return (whole, "init")
+    dunder = _DUNDER.fullmatch(word)
+    if dunder:
+        return (whole, dunder.group(1).lower())
     parts = [p.lower() for chunk in word.split("_") if chunk for p in _CAMEL.findall(chunk)]
     if len(parts) > 1:
         return (whole, *parts)
@@ -51,7 +71,7 @@ _DASH_DIGIT = re.compile(r"-\d")
 def tokenize(text: str) -> list[str]:
     """BM25 tokens of ``text``: every word, lowercased, plus the parts of compound identifiers, plus
     a name that prose hyphenates before its number written as code writes it (``GPT-2`` → ``gpt2``,
-    as in ``GPT2LMHeadModel``)."""
+    as in ``GPT2LMHeadModel``), plus ``init`` for ``__init__``, "constructor" and "initialization"."""
     text = unicodedata.normalize("NFC", text)
     tokens: list[str] = []
     for word in _WORD.findall(text):

@@ -98,3 +98,14 @@ def test_a_name_prose_hyphenates_before_its_number_also_yields_the_code_spelling
     assert "llama3" in tokenize("Llama-3.1 and Llama-3")
     assert "x1" not in tokenize("x-1-2")  # a longer hyphenated run is no such name
     assert "a1" not in tokenize("my_a-1")
+
+
+def test_pythons_constructor_as_prose_names_it_yields_the_token_of_init():
+    # "initialization" / "constructor" in a question meet `__init__`, which yields its bare name
+    assert "init" in tokenize("What is the default in NemotronVL's initialization?")
+    for word in ("constructor", "Constructors", "initialize", "initialized", "initializer", "initialise"):
+        assert tokenize(word) == [word.lower(), "init"]
+    assert tokenize("def __init__(self):") == ["def", "__init__", "init", "self"]
+    assert tokenize("__call__ __getitem__") == ["__call__", "call", "__getitem__", "getitem"]
+    assert tokenize("initial initiative") == ["initial", "initiative"]  # other words stay words
+    assert tokenize("__get_item__") == ["__get_item__", "get", "item"]  # a compound keeps its parts

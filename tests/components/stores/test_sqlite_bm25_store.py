@@ -416,6 +416,29 @@ def test_the_header_written_twice_puts_the_definition_above_a_caller_that_repeat
     assert ranked == {1: ["caller", "definition"], 2: ["definition", "caller"]}
 
 
+def test_a_question_about_initialization_finds_the_init_method_over_a_sibling_method():
+    header = "File: models/nemotron_vl.py | Symbol: {} | Type: code"
+    init = (
+        "def __init__(self, config, min_dynamic_patch=None):\n    self.min_dynamic_patch = min_dynamic_patch"
+    )
+    sibling = "def resolve(self, min_dynamic_patch):\n    return min_dynamic_patch or self.min_dynamic_patch"
+    docs = [
+        Document(id="init", content=init, meta={"header": header.format("NemotronVLProcessor.__init__")}),
+        Document(
+            id="sibling", content=sibling, meta={"header": header.format("NemotronVLProcessor.resolve")}
+        ),
+    ] + [Document(id=f"other{i}", content=f"filler text number {i} about other things") for i in range(8)]
+    store = SQLiteBM25DocumentStore(header_weight=2)
+    store.write_documents(docs)
+    asked = "What is the default value for min_dynamic_patch in NemotronVL model {}?"
+    # the sibling names the parameter more often; "initialization" is what points at __init__
+    assert [d.id for d in store.bm25_retrieval(asked.format("preprocessing"), top_k=2)] == ["sibling", "init"]
+    assert [d.id for d in store.bm25_retrieval(asked.format("initialization"), top_k=2)] == [
+        "init",
+        "sibling",
+    ]
+
+
 def test_index_yaml_writes_the_header_twice_and_the_qdrant_pair_weighs_it_the_same():
     from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
 

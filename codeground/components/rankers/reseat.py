@@ -88,6 +88,9 @@ class SymbolReseater:
             if head_size + len(moved) <= size or head_size == 0:
                 break
             head_size = size - len(moved)
+        # a hit already in the list moves as the list holds it (its fused or reranked score with it)
+        listed = {d.id: d for d in result[head_size:]}
+        moved = [listed.get(h.id, h) for h in moved]
         moved_ids = {h.id for h in moved}
         rest = [d for d in result[head_size:] if d.id not in moved_ids]
         return (head + moved + rest)[:size]

@@ -142,3 +142,11 @@ def test_the_seat_rule_does_not_mutate_inputs():
 def test_a_seat_below_one_is_refused():
     with pytest.raises(ValueError, match="seat must be 1 or more"):
         SymbolReseater(seat=0)
+
+
+def test_a_hit_already_in_the_list_moves_with_its_own_score_and_a_missing_one_comes_from_lookup():
+    docs = [*_docs("a", "b", "c", "d"), _doc("s1", score=0.3)]
+    lookup = [Document(id=d.id, content=d.content, meta=d.meta) for d in _docs("s1", "s2")]  # no scores
+    out = SymbolReseater(seat=2).run(documents=docs, symbol_documents=lookup)["documents"]
+    assert _names(out) == ["a", "s1", "s2", "b", "c"]
+    assert out[1].score == 0.3 and out[2].score is None

@@ -100,6 +100,17 @@ def identifier_candidates(text: str) -> list[str]:
     return list(seen)
 
 
+_BACKTICKED = re.compile(r"`([^`]+)`")
+
+
+def code_names(text: str) -> list[str]:
+    """The names ``text`` writes as code: each of ``identifier_candidates`` that ``looks_like_code``
+    or stands inside backticks (`` `fit` ``, `` `z.encode()` ``), in the order written. Symbol lookup,
+    the evidence check and the default-value rule all read a question's names through this."""
+    quoted = {t for m in _BACKTICKED.findall(text) for t in identifier_candidates(m)}
+    return [t for t in identifier_candidates(text) if looks_like_code(t) or t in quoted]
+
+
 def is_snake(word: str) -> bool:
     """snake_case: an underscore between two letters or digits (``trust_remote_code``; not ``_x``)."""
     return _SNAKE.search(word) is not None

@@ -36,10 +36,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.identifiers import dotted, identifier_candidates, looks_like_code, tokenize
+from codeground.components.identifiers import code_names, dotted, tokenize
 from codeground.components.notices import NO_ANSWER, Notice
 
-_BACKTICKED = re.compile(r"`([^`]+)`")
 STOP_WORDS = frozenset(
     """
     the a an and or but of to in on at by for from with without into onto over under about as is are
@@ -65,12 +64,7 @@ def key_terms(question: str) -> set[str]:
 def named_identifiers(question: str) -> list[str]:
     """Identifiers the question names: code-looking words and anything in backticks (``Type::m`` as
     ``Type.m``), longest first so a dotted name is not also counted by its parts."""
-    quoted = {t for m in _BACKTICKED.findall(question) for t in identifier_candidates(m)}
-    names = [
-        t
-        for t in identifier_candidates(dotted(question))
-        if (looks_like_code(t) or t in quoted) and t.lower() not in STOP_WORDS
-    ]
+    names = [t for t in code_names(dotted(question)) if t.lower() not in STOP_WORDS]
     kept: list[str] = []
     for name in sorted(set(names), key=len, reverse=True):
         if not any(name in k.split(".") for k in kept if "." in k):

@@ -8,10 +8,9 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.identifiers import identifier_candidates, looks_like_code
+from codeground.components.identifiers import code_names
 
 _ASKS_DEFAULT = re.compile(r"\bdefaults?\b", re.IGNORECASE)
-_BACKTICKED = re.compile(r"`([A-Za-z_]\w*)`")
 
 
 def asked_names(question: str) -> list[str]:
@@ -20,8 +19,7 @@ def asked_names(question: str) -> list[str]:
     Dotted paths name an owner (``MultiModalKwargs._try_stack``), not the value asked about."""
     if not _ASKS_DEFAULT.search(question or ""):
         return []
-    words = [w for w in identifier_candidates(question) if "." not in w and looks_like_code(w)]
-    return list(dict.fromkeys(words + _BACKTICKED.findall(question)))
+    return [w for w in dict.fromkeys(code_names(question)) if "." not in w]
 
 
 def _value_patterns(names: list[str]) -> re.Pattern[str]:
@@ -39,8 +37,8 @@ class AskedDefaultPrior:
     names asks where those names get their value. A candidate whose text gives one of them a value —
     ``name=…`` or ``name: T = …`` in a signature, ``name = …`` or ``self.name = …`` in a body,
     ``("name", default)`` or ``{"name": …}`` as ``getattr``, ``os.getenv`` and ``dict.get`` take it
-    — has its fused score
-    multiplied by ``boost``, and the list is sorted again (stably: among equals fusion's order stays).
+    — has its fused score multiplied by ``boost``, and the list is sorted again (stably: among equals
+    fusion's order stays).
     Other questions, and candidates that only use the name, keep their scores; a keyword argument in
     a call (``f(name=x)``) reads like a signature's default and counts too. No per-repository
     setting: the patterns are Python's, which other languages' keyword and assignment forms share

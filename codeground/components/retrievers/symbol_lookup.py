@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from codeground.components.identifiers import identifier_candidates, looks_like_code
+from codeground.components.identifiers import code_names
 from codeground.components.stores.sqlite_bm25 import meta_rows
 
-_BACKTICKED = re.compile(r"`([^`]+)`")
 _PLACE = ("source_type", "file_path", "start_line")  # what decides a symbol's first record
 
 
@@ -117,8 +115,7 @@ class SymbolRetriever:
     @component.output_types(documents=list[Document], named=list[Document])
     def run(self, query: str) -> dict[str, list[Document]]:
         """Records whose symbols the query names, best first; ``named``: those it names beyond doubt."""
-        quoted = {t for m in _BACKTICKED.findall(query) for t in identifier_candidates(m)}
-        keys = [t for t in identifier_candidates(query) if looks_like_code(t) or t in quoted]
+        keys = code_names(query)
         by_key, first_record = self._lookup(keys) if keys else ({}, {})
         exact: list[str] = []
         partial: list[str] = []

@@ -21,6 +21,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from codeground.components.abbreviations import short_form
+
 # A word: letters, digits and underscores (Unicode-aware), as identifiers are.
 _WORD = re.compile(r"\w+")
 # camelCase / PascalCase / acronym boundaries: HTTPServer → HTTP Server; Gemma2Decoder → Gemma2 Decoder
@@ -78,6 +80,20 @@ def tokenize(text: str) -> list[str]:
         tokens.extend(_word_tokens(word))
     if _DASH_DIGIT.search(text):
         tokens.extend((a + b).lower() for a, b in _HYPHENATED_NUMBER.findall(text))
+    return tokens
+
+
+def query_tokens(text: str) -> list[str]:
+    """The BM25 terms of a question: ``tokenize``'s, each followed by its programmers' short form
+    where it has one ("boolean" → ``boolean``, ``bool``; "configuration" → ``config``;
+    ``components.abbreviations``), so the words a question spells out meet the names code writes.
+    Only the question gets them: the index keeps ``tokenize``'s tokens, which no rebuild changes."""
+    tokens: list[str] = []
+    for token in tokenize(text):
+        tokens.append(token)
+        short = short_form(token)
+        if short is not None:
+            tokens.append(short)
     return tokens
 
 

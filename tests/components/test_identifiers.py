@@ -109,3 +109,46 @@ def test_pythons_constructor_as_prose_names_it_yields_the_token_of_init():
     assert tokenize("__call__ __getitem__") == ["__call__", "call", "__getitem__", "getitem"]
     assert tokenize("initial initiative") == ["initial", "initiative"]  # other words stay words
     assert tokenize("__get_item__") == ["__get_item__", "get", "item"]  # a compound keeps its parts
+
+
+def test_a_question_spells_out_a_word_and_also_asks_for_the_short_form_code_writes():
+    from codeground.components.identifiers import query_tokens
+
+    assert query_tokens("the configuration directory of maxNumberOfSequences") == [
+        "the",
+        "configuration",
+        "config",
+        "directory",
+        "dir",
+        "of",
+        "maxnumberofsequences",
+        "max",
+        "number",
+        "num",
+        "of",
+        "sequences",
+        "seq",
+    ]
+    assert "config" not in tokenize("the configuration directory")  # records keep tokenize's tokens
+
+
+def test_no_short_form_is_a_reserved_word_of_the_five_languages():
+    import keyword
+
+    from codeground.components.abbreviations import GROUPS
+
+    go = "break case chan const continue default defer else fallthrough for func go goto if import "
+    go += "interface map package range return select struct switch type var"
+    rust = "as async await break const continue crate dyn else enum extern false fn for if impl in let "
+    rust += "loop match mod move mut pub ref return self static struct super trait true type unsafe use "
+    rust += "where while"
+    java = "abstract assert boolean break byte case catch char class const continue default do double "
+    java += "else enum extends final finally float for goto if implements import instanceof int interface "
+    java += "long native new package private protected public return short static super switch "
+    java += "synchronized this throw throws transient try void volatile while var"
+    js = "break case catch class const continue debugger default delete do else export extends finally "
+    js += "for function if import in instanceof let new return super switch this throw try typeof var "
+    js += "void while with yield async await"
+    reserved = set(keyword.kwlist) | set(f"{go} {rust} {java} {js}".split())
+    # a keyword stands in nearly every definition: "a completion function" asking for Go's `func`
+    assert not reserved & set(GROUPS)

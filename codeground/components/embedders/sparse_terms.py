@@ -18,7 +18,8 @@ same in every process and on every machine), its value the token's weight in the
   (``b = 0``);
 - ``weighting: "tf"``: the raw term frequency; with Qdrant's IDF modifier the score is TF-IDF.
 
-A question's vector holds each of its distinct tokens with weight 1, so the engine's dot product is
+A question's vector holds each of its distinct tokens (``identifiers.query_tokens``: the BM25
+store's query terms, programmers' short forms included) with weight 1, so the engine's dot product is
 the sum of the record's weights of the question's terms, times their IDF. Two tokens may share a
 hash (1 in 2^32 per pair); that only merges their counts.
 
@@ -45,7 +46,7 @@ from typing import Any
 from haystack import Document, component, default_from_dict, default_to_dict
 from haystack.dataclasses import SparseEmbedding
 
-from codeground.components.identifiers import tokenize
+from codeground.components.identifiers import query_tokens, tokenize
 from codeground.components.lexical_text import checked_header_weight, lexical_text
 
 WEIGHTINGS = ("bm25", "saturated", "tf")
@@ -148,7 +149,7 @@ class SparseTermTextEmbedder:
 
     @component.output_types(sparse_embedding=SparseEmbedding)
     def run(self, text: str) -> dict[str, SparseEmbedding]:
-        return {"sparse_embedding": _sparse({term_index(t): 1.0 for t in tokenize(text or "")})}
+        return {"sparse_embedding": _sparse({term_index(t): 1.0 for t in query_tokens(text or "")})}
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self)

@@ -3,7 +3,9 @@
 Rule: the text scored for a record is its provenance header (``meta[header_field]``, written
 ``header_weight`` times) and its content (``components.lexical_text``), cut into the tokens of
 ``components.identifiers.tokenize`` (``trust_remote_code`` also yields ``trust``, ``remote``,
-``code``); the stored content stays the exact excerpt. Scoring is
+``code``); the stored content stays the exact excerpt. A query is cut by
+``identifiers.query_tokens``: the same tokens, plus the short form code writes for a word the
+question spells out ("boolean" also asks for ``bool``). Scoring is
 BM25L (Lv & Zhai 2011; the default) or BM25+ with the parameters and formulas of Haystack's
 ``InMemoryDocumentStore``, so the scores are the stock ones for the same tokens.
 
@@ -54,7 +56,7 @@ from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.types import DuplicatePolicy
 from haystack.utils.filters import document_matches_filter
 
-from codeground.components.identifiers import tokenize
+from codeground.components.identifiers import query_tokens, tokenize
 from codeground.components.lexical_text import checked_header_weight, lexical_text
 
 FORMAT = 2  # 2: the symbols table
@@ -339,7 +341,7 @@ class SQLiteBM25DocumentStore:
     ) -> list[Document]:
         """The ``top_k`` records by BM25 score (> 0), ties in storage order; with ``filters``, the
         best ``top_k`` of the records that match them."""
-        terms = list(dict.fromkeys(tokenize(query or "")))
+        terms = list(dict.fromkeys(query_tokens(query or "")))
         if not terms or top_k <= 0:
             return []
         with self._lock:

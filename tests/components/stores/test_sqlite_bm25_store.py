@@ -12,7 +12,7 @@ from haystack.document_stores.errors import DuplicateDocumentError
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from haystack.document_stores.types import DuplicatePolicy
 
-from codeground.components.identifiers import tokenize
+from codeground.components.identifiers import query_tokens, tokenize
 from codeground.components.retrievers.bm25 import BM25Retriever
 from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore, meta_rows
 
@@ -144,7 +144,7 @@ def assert_same_as_stock(store, algorithm, filters=None, scale_score=False):
         for top_k in (1, 5, 10, 400):
             got = store.bm25_retrieval(query, top_k=top_k, filters=filters, scale_score=scale_score)
             want = ref.bm25_retrieval(
-                " ".join(tokenize(query)) or "absentword",
+                " ".join(query_tokens(query)) or "absentword",
                 top_k=top_k,
                 filters=filters,
                 scale_score=scale_score,
@@ -437,6 +437,23 @@ def test_a_question_about_initialization_finds_the_init_method_over_a_sibling_me
         "init",
         "sibling",
     ]
+
+
+def test_a_question_spelling_out_boolean_finds_the_function_code_calls_bool():
+    header = "File: src/input/shared.rs | Symbol: {} | Type: code"
+    parse = 'pub fn str_as_bool(s: &str) -> bool {\n    s == "1" || s == "true" || s == "yes"\n}'
+    listed = "pub fn is_listed(text: &str, values: &[&str]) -> Truth {\n    LISTED.contains(&text)\n}"
+    docs = [
+        Document(id="parse", content=parse, meta={"header": header.format("str_as_bool")}),
+        Document(id="listed", content=listed, meta={"header": header.format("is_listed")}),
+    ] + [Document(id=f"other{i}", content=f"filler words number {i} about other things") for i in range(8)]
+    store = SQLiteBM25DocumentStore(header_weight=2)
+    store.write_documents(docs)
+    question = "Which text values mean true for a boolean?"
+    # the other function writes the question's "text" and "values"; "boolean" also asks for `bool`
+    # (components.abbreviations), which the parser's name and return type write
+    assert [d.id for d in store.bm25_retrieval(question, top_k=2)] == ["parse", "listed"]
+    assert "bool" not in tokenize(question)  # the index's tokens are not changed by the rule
 
 
 def test_index_yaml_writes_the_header_twice_and_the_qdrant_pair_weighs_it_the_same():

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component
 
 from codeground.components.identifiers import code_names
+from codeground.components.rankers.rescale import checked_boost, rescaled
 
 _ASKS_DEFAULT = re.compile(r"\bdefaults?\b", re.IGNORECASE)
 
@@ -69,9 +69,7 @@ class AskedDefaultPrior:
         :param boost: the factor on the score of a candidate that gives an asked-about name a value
             (> 1 favours them; 1 turns the rule off).
         """
-        if boost <= 0:
-            raise ValueError(f"boost must be positive, got {boost}")
-        self.boost = boost
+        self.boost = checked_boost(boost)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
@@ -80,10 +78,5 @@ class AskedDefaultPrior:
         if not names or self.boost == 1 or not documents:
             return {"documents": list(documents)}
         pattern = _value_patterns(names)
-        out = []
-        for doc in documents:
-            if doc.score is not None and pattern.search(doc.content or ""):
-                doc = replace(doc, score=doc.score * self.boost)
-            out.append(doc)
-        order = sorted(range(len(out)), key=lambda i: (-(out[i].score or 0.0), i))
-        return {"documents": [out[i] for i in order]}
+        factors = [self.boost if pattern.search(doc.content or "") else 1.0 for doc in documents]
+        return {"documents": rescaled(documents, factors)}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from haystack import Document, component
+
+from codeground.components.rankers.rescale import checked_boost, rescaled
 
 # "v3", "V1", "version 4", or a capitalised name and a bare major number ("Zod 3", "Zod 4.x")
 _ASKED = re.compile(r"\b[vV](\d+)\b|\b[Vv]ersion\s+(\d+)\b|\b[A-Z][\w-]*\s+(\d+)(?:\.x)?(?![\w.])")
@@ -66,9 +67,7 @@ class AskedVersionPrior:
         :param boost: the factor on the score of a candidate under an asked version's folder, and
             the divisor of one under another version's (> 1 favours the asked copy; 1 turns it off).
         """
-        if boost <= 0:
-            raise ValueError(f"boost must be positive, got {boost}")
-        self.boost = boost
+        self.boost = checked_boost(boost)
 
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document]) -> dict[str, Any]:
@@ -79,10 +78,5 @@ class AskedVersionPrior:
         folders = [version_folders(d.meta.get("file_path", "")) for d in documents]
         if not any(f & asked for f in folders):
             return {"documents": list(documents)}
-        out = []
-        for doc, under in zip(documents, folders, strict=True):
-            if doc.score is not None and under:
-                doc = replace(doc, score=doc.score * self.boost if under & asked else doc.score / self.boost)
-            out.append(doc)
-        order = sorted(range(len(out)), key=lambda i: (-(out[i].score or 0.0), i))
-        return {"documents": [out[i] for i in order]}
+        factors = [(self.boost if f & asked else 1 / self.boost) if f else 1.0 for f in folders]
+        return {"documents": rescaled(documents, factors)}

@@ -66,12 +66,17 @@ def _nested_specs(params: dict[str, Any]) -> bool:
 def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
     """The serialized form (``type`` + ``init_parameters``) of the first embedder a pipeline definition
     declares, looking through wrappers (a component whose parameters hold another component, like
-    ``CachedTextEmbedder``); ``None`` if it embeds nothing."""
+    ``CachedTextEmbedder``); ``None`` if it embeds nothing. The embedders inside a ranker
+    (``BiEncoderRanker``) are not the index's: they embed the question and the candidates alike and
+    compare only with each other, so a ranker's parts are never looked at."""
     from codeground.app.pipelines import _specs
 
-    for spec in _specs(data["components"]):
-        if str(spec.get("type", "")).endswith("Embedder") and not _nested_specs(spec["init_parameters"]):
-            return spec
+    for top in (data["components"] or {}).values():
+        if str((top or {}).get("type", "")).endswith("Ranker"):
+            continue
+        for spec in _specs(top):
+            if str(spec.get("type", "")).endswith("Embedder") and not _nested_specs(spec["init_parameters"]):
+                return spec
     return None
 
 

@@ -95,7 +95,6 @@ def test_query_yaml_applies_the_rule_between_fusion_and_the_symbol_merge():
     assert {
         ("fusion.documents", "asked_default.documents"),
         ("rewriter.query", "asked_default.query"),
-        ("asked_default.documents", "asked_version.documents"),  # the version rule, then the merge
-        ("asked_version.documents", "merge.documents"),
+        ("asked_default.documents", "asked_version.documents"),  # the version rule, then the vote
     } <= edges
     assert ("fusion.documents", "merge.documents") not in edges

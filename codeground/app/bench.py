@@ -71,6 +71,22 @@ def prepare_embedder(pipeline_path: str | Path) -> None:
         build_pipeline(resolve(data, index_dir=Path(tmp))).get_component(role).warm_up()
 
 
+def prepare_rankers(pipeline_path: str | Path) -> list[str]:
+    """Load the models of the query YAML's rankers that embed (``BiEncoderRanker``): on a machine
+    without their exports this builds them, as the first question would. Returns their names."""
+    from codeground.app.pipelines import _specs, resolve
+    from codeground.components.inner import build_inner
+
+    data = resolve(read_pipeline_dict(pipeline_path))
+    prepared = []
+    for name, spec in (data["components"] or {}).items():
+        inner = [s for s in _specs(spec.get("init_parameters") or {}) if str(s["type"]).endswith("Embedder")]
+        if str(spec.get("type", "")).endswith("Ranker") and inner:
+            build_inner(spec, name).warm_up()
+            prepared.append(name)
+    return prepared
+
+
 def _model_folders() -> set[str]:
     from codeground.components.embedders.model_cache import cache_root
 
@@ -78,14 +94,19 @@ def _model_folders() -> set[str]:
     return {p.name for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
 
 
-def _prepare_models(pipeline: Path) -> dict[str, Any]:
+def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[str, Any]:
     """The one-time model preparation as its own row, in a child process (its peak RSS is not the
-    index's): wall seconds, peak RSS, and the model folders it built (none where they were cached)."""
+    index's): the index YAML's embedder and, with ``query_pipeline``, its rankers' models; wall
+    seconds, peak RSS, and the model folders it built (none where they were cached)."""
     before = _model_folders()
-    code = "import sys; from codeground.app.bench import prepare_embedder; prepare_embedder(sys.argv[1])"
+    code = (
+        "import sys; from codeground.app.bench import prepare_embedder, prepare_rankers; "
+        "prepare_embedder(sys.argv[1]); sys.argv[2:] and prepare_rankers(sys.argv[2])"
+    )
+    queries = [str(query_pipeline)] if query_pipeline else []
     # timed by the same small wrapper as the cold start, which reports the child's own peak RSS
     done = subprocess.run(
-        [sys.executable, "-c", _TIMER, sys.executable, "-c", code, str(pipeline)],
+        [sys.executable, "-c", _TIMER, sys.executable, "-c", code, str(pipeline), *queries],
         capture_output=True,
         text=True,
     )
@@ -316,8 +337,9 @@ def run_bench(
     }
     if not skip_index:
         shutil.rmtree(index_dir, ignore_errors=True)
-        on_stage(f"model preparation for {index_pipeline.name} (built once per machine)")
-        report["model_preparation"] = _prepare_models(index_pipeline)
+        names = " and ".join(p.name for p in [index_pipeline, *pipelines[:1]])
+        on_stage(f"model preparation for {names} (built once per machine)")
+        report["model_preparation"] = _prepare_models(index_pipeline, pipelines[0] if pipelines else None)
         on_stage(f"full index of {repo}")
         report["index"] = _timed_index(repo, index_dir, index_pipeline, full=True)
         report["index"]["peak_rss_mb"] = round(_peak_rss_mb())

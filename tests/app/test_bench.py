@@ -8,7 +8,7 @@ import pytest
 
 from codeground.app.bench import run_bench
 from codeground.app.eval_runner import default_variants
-from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from codeground.components.cpu import VECTOR_FLAGS
 from tests.conftest import make_sample_repo
 
@@ -173,3 +173,19 @@ def test_a_touch_left_by_a_killed_bench_run_is_taken_out_before_the_next_one():
     original = b"a = 1\nb = 2\nc = 3\n"
     assert untouched(touched_mid_file(original, ".py")) == original
     assert untouched(touched_mid_file(b"# T\n\ntext\n", ".md")) == b"# T\n\ntext\n"
+
+
+def test_model_preparation_also_loads_the_query_yamls_rankers_that_embed(tmp_path):
+    from codeground.app.bench import prepare_rankers
+
+    static = tmp_path / "query_static_vote.yaml"
+    static.write_text(
+        f"extends: {PIPELINES_DIR / 'query.yaml'}\n"
+        "set:\n"
+        "  components.bi_encoder.init_parameters.document_embedder:\n"
+        "    type: codeground.components.embedders.static_document.StaticDocumentEmbedder\n"
+        "    init_parameters:\n"
+        "      model: sentence-transformers/all-MiniLM-L6-v2\n"
+    )
+    assert prepare_rankers(static) == ["bi_encoder"]
+    assert prepare_rankers(PIPELINES_DIR / "bm25.yaml") == []  # no ranker there embeds

@@ -63,6 +63,12 @@ def _nested_specs(params: dict[str, Any]) -> bool:
     return has(params)
 
 
+def is_ranker(spec: dict[str, Any] | None) -> bool:
+    """Whether a serialized component is a ranker (its type ends with ``Ranker``): the embedders
+    inside one compare the question with the candidates only, never with the index's vectors."""
+    return str((spec or {}).get("type", "")).endswith("Ranker")
+
+
 def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
     """The serialized form (``type`` + ``init_parameters``) of the first embedder a pipeline definition
     declares, looking through wrappers (a component whose parameters hold another component, like
@@ -72,7 +78,7 @@ def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
     from codeground.app.pipelines import _specs
 
     for top in (data["components"] or {}).values():
-        if str((top or {}).get("type", "")).endswith("Ranker"):
+        if is_ranker(top):
             continue
         for spec in _specs(top):
             if str(spec.get("type", "")).endswith("Embedder") and not _nested_specs(spec["init_parameters"]):

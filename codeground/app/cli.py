@@ -589,10 +589,13 @@ def bench(
     languages: bool = typer.Option(
         False,
         "--languages",
-        help="Instead of vLLM: index the TS/Go/Rust/Java corpora and measure recall on their question sets.",
+        help="Instead of vLLM: index the TS/Go/Rust/Java corpora and a Python library with notebooks, "
+        "and measure recall on their question sets.",
     ),
     language: list[str] | None = typer.Option(
-        None, "--language", help="With --languages: only this language (typescript, go, rust, java)."
+        None,
+        "--language",
+        help="With --languages: only this language (typescript, go, rust, java, python).",
     ),
     qdrant: bool = typer.Option(
         False,

@@ -143,6 +143,12 @@ LANGUAGE_CORPORA: dict[str, Corpus] = {
             ),
         ),
         Corpus(
+            "neuromancer",
+            "python",
+            "PyPI sdist neuromancer==1.5.6 (package, reST/Markdown docs, example notebooks)",
+            lambda dest: _pip_sdist("neuromancer", "1.5.6", dest),
+        ),
+        Corpus(
             "jpype",
             "java",
             "PyPI sdist JPype1==1.6.0",

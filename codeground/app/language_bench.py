@@ -23,29 +23,41 @@ QUESTIONS_DIR = PIPELINES_DIR.parent / "benchmarks" / "languages"
 
 
 def naming_split(gold: Path) -> dict[str, set[str]]:
-    """Question ids of a set by whether the question names an identifier of its gold span."""
+    """Question ids of a set by whether the question names an identifier of its gold span, and by
+    its ``kind`` where the set gives one (``kind:api``, ``kind:docs``, ``kind:notebook``)."""
     rows = json.loads(gold.read_text())["rag_questions"]
-    return {
+    subsets = {
         "names_identifier": {q["question_id"] for q in rows if q.get("names_identifier")},
         "names_none": {q["question_id"] for q in rows if not q.get("names_identifier")},
     }
+    for kind in sorted({q["kind"] for q in rows if q.get("kind")}):
+        subsets[f"kind:{kind}"] = {q["question_id"] for q in rows if q.get("kind") == kind}
+    return subsets
 
 
 def code_symbols(index_dir: Path, language: str) -> dict[str, int]:
     """Distinct symbols of the index's code records in files of ``language``, by record type."""
     from codeground.app.query import open_index
-    from codeground.components.languages import language_for
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     gen, _ = open_index(index_dir)
     store = SQLiteBM25DocumentStore(persist_path=str(gen / "bm25.sqlite3"))
     symbols: dict[str, set[str]] = {}
     for _, symbol, source_type, file_path in store.meta_rows(["symbol", "source_type", "file_path"]):
-        lang = language_for(file_path or "")
-        if lang is not None and lang.name == language and source_type in ("api", "impl", "module"):
+        if language_name(file_path or "") == language and source_type in ("api", "impl", "module"):
             symbols.setdefault(source_type, set()).add(symbol)
     every = set().union(*symbols.values()) if symbols else set()
     return {"all": len(every), **{t: len(s) for t, s in sorted(symbols.items())}}
+
+
+def language_name(file_path: str) -> str | None:
+    """The language a file is indexed as code in: ``python`` (the AST chunker) or a tree-sitter one."""
+    from codeground.components.languages import language_for
+
+    if file_path.lower().endswith(".py"):
+        return "python"
+    lang = language_for(file_path)
+    return None if lang is None else lang.name
 
 
 def run_language_bench(
@@ -59,7 +71,6 @@ def run_language_bench(
     """Index each language's corpus and measure recall on its question set (module docstring)."""
     from codeground.app.bench import _timed_index
     from codeground.app.eval_runner import evaluate_pipelines
-    from codeground.components.languages import language_for
 
     report: dict[str, Any] = {}
     for language, corpus in LANGUAGE_CORPORA.items():
@@ -73,7 +84,7 @@ def run_language_bench(
         index = _timed_index(root, index_dir, index_pipeline, full=True)
         walked = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
         index["files_by_language"] = dict(
-            sorted(Counter(lang.name for p in walked if (lang := language_for(p)) is not None).items())
+            sorted(Counter(name for p in walked if (name := language_name(p)) is not None).items())
         )
         index["symbols"] = code_symbols(index_dir, language)
         gold = QUESTIONS_DIR / f"{language}.json"

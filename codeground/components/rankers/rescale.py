@@ -3,7 +3,7 @@
 Rule: each candidate's score is multiplied by its factor (a candidate without a score keeps it),
 and the list is sorted by the new scores, best first, stably: among equals the incoming order
 stays. The documents passed in are not changed (scaled ones are copies). Used by
-``AskedDefaultPrior`` and ``AskedVersionPrior``.
+``AskedDefaultPrior``, ``AskedVersionPrior`` and ``AskedInterfacePrior``.
 
 ```python
 from haystack import Document

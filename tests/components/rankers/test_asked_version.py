@@ -84,12 +84,11 @@ def test_a_boost_that_is_not_positive_is_refused_and_the_parameters_round_trip()
     )
 
 
-def test_query_yaml_applies_the_rule_after_the_default_rule_and_before_the_bi_encoders_vote():
+def test_query_yaml_applies_the_rule_after_the_default_rule_and_before_the_interface_rule():
     data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     edges = {(c["sender"], c["receiver"]) for c in data["connections"]}
     assert {
         ("asked_default.documents", "asked_version.documents"),
         ("rewriter.query", "asked_version.query"),
-        ("asked_version.documents", "bi_encoder.documents"),
-        ("asked_version.documents", "revote.fused"),
+        ("asked_version.documents", "asked_interface.documents"),
     } <= edges

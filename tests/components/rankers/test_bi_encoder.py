@@ -107,8 +107,8 @@ def test_query_yaml_re_votes_the_first_candidates_after_the_priors_and_before_th
     data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     edges = {(c["sender"], c["receiver"]) for c in data["connections"]}
     assert {
-        ("asked_version.documents", "revote.fused"),
-        ("asked_version.documents", "bi_encoder.documents"),
+        ("asked_interface.documents", "revote.fused"),
+        ("asked_interface.documents", "bi_encoder.documents"),
         ("rewriter.query", "bi_encoder.query"),
         ("bi_encoder.documents", "revote.bi_encoder"),
         ("revote.documents", "merge.documents"),

@@ -21,12 +21,22 @@ _INTERFACE = re.compile(
 )
 
 
+# a question that names a usage area asks about that usage ("In the Node tutorial, how do I wrap a
+# function that returns two outputs?"); "for example" only introduces an example of the question's own
+_ABOUT_USAGE = re.compile(
+    r"(?<!\bfor )\b(?:examples?|tutorials?|notebooks?|demos?|samples?|scripts?|cookbooks?|recipes?)\b",
+    re.IGNORECASE,
+)
+
+
 def asks_interface(question: str) -> bool:
     """Whether a question asks about an interface: what something accepts ("What arguments does
     ``Node``'s constructor accept?"), returns or raises, its defaults or attributes, or what
-    happens "if I pass" it something. How-to and concept questions ("How do I train a model?")
-    do not."""
-    return _INTERFACE.search(question or "") is not None
+    happens "if I pass" it something — and names no usage area (an example, tutorial, notebook,
+    demo, sample, script, cookbook or recipe), which it would then be asking about. How-to and
+    concept questions ("How do I train a model?") do not."""
+    question = question or ""
+    return _INTERFACE.search(question) is not None and _ABOUT_USAGE.search(question) is None
 
 
 def _uses(doc: Document) -> bool:

@@ -92,6 +92,25 @@ def test_how_to_and_concept_questions_do_not(question):
     assert not asks_interface(question)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In the Node tutorial, how do I wrap a function that returns two outputs?",
+        "Which arguments does the parameter-estimation example pass to the ODE?",
+        "What does the notebook's training cell return?",
+        "What do the demo scripts set as default batch size?",
+    ],
+)
+def test_a_question_naming_a_usage_area_asks_about_that_usage_and_keeps_the_fused_order(question):
+    assert not asks_interface(question)
+    docs = _docs(("notebook", "examples/tutorials/part_3_node.ipynb"), ("definition", "src/pkg/system.py"))
+    assert _ids(question, docs) == ["notebook", "definition"]
+
+
+def test_for_example_only_introduces_an_example_of_the_questions_own():
+    assert asks_interface("What arguments does `Node` accept, for example for a lambda?")
+
+
 def test_a_factor_of_one_turns_the_rule_off_and_inputs_are_never_changed():
     docs = _docs(("example", "examples/a.py"), ("definition", "pkg/a.py"))
     scores = [d.score for d in docs]

@@ -168,3 +168,34 @@ def test_max_seq_length_embeds_only_the_first_tokens_like_the_stock_truncation(m
     full = OpenVINOTextEmbedder(model=minilm, precision="fp32").run(text=TEXTS[3])["embedding"]
     assert float(np.dot(got, want)) > 0.9999
     assert float(np.dot(full, want)) < 0.99  # the cut is real: the whole text embeds differently
+
+
+def test_a_compiled_model_is_kept_per_cpu_and_the_kept_one_embeds_the_same(minilm, tmp_path, monkeypatch):
+    from codeground.components.embedders import openvino_encoder
+    from codeground.components.embedders.openvino_encoder import OpenVINOEncoder, compile_cache_dir
+
+    folder = exported_model(minilm, precision="fp32")
+    kept = tmp_path / "compiled"
+    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda: kept)
+    first = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)
+    assert list(kept.glob("*.blob"))  # the compiled model was kept
+    again = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)  # imported from the kept one
+    assert np.array_equal(first, again)
+    monkeypatch.undo()
+    # one folder per kind of CPU: a shared home folder never hands one CPU's build to another
+    from codeground.components.embedders import openvino_choice
+
+    here = compile_cache_dir()
+    monkeypatch.setattr(openvino_choice, "cpu_identity", lambda: "Another CPU [avx2]")
+    assert compile_cache_dir() != here and compile_cache_dir().parent == here.parent
+
+
+def test_a_compiled_model_cache_that_cannot_be_used_only_costs_a_compile(minilm, tmp_path, monkeypatch):
+    from codeground.components.embedders import openvino_encoder
+    from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
+
+    folder = exported_model(minilm, precision="fp32")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda: blocked)
+    assert OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS[:1]).shape == (1, 384)

@@ -42,8 +42,9 @@ def test_torch_imported_first_is_the_one_haystack_uses():
     assert _run(script) == "True"
 
 
-def test_a_search_process_never_imports_torch(indexed_sample):
-    """The cold `codeground search` path over static vectors: torch's import was ~2 s of it."""
+def test_a_search_process_never_imports_torch_or_the_llm_client(indexed_sample):
+    """The cold `codeground search` path over static vectors: torch's import was ~2 s of it, and the
+    rewriter's Ollama client (used only for a follow-up, which a search never is) 0.2 s."""
     _, index_dir = indexed_sample
     script = (
         "import os, sys\n"
@@ -52,6 +53,7 @@ def test_a_search_process_never_imports_torch(indexed_sample):
         "sys.argv = ['codeground', 'search', question, '--index-dir', sys.argv[1]]\n"
         "real_exit = os._exit\n"
         "def report(code):\n"
+        "    print('ollama loaded:', 'ollama' in sys.modules, flush=True)\n"
         "    print('torch loaded:', 'torch' in sys.modules, flush=True)\n"
         "    real_exit(code)\n"
         "os._exit = report\n"
@@ -64,4 +66,4 @@ def test_a_search_process_never_imports_torch(indexed_sample):
     )
     assert proc.returncode == 0, proc.stderr
     assert "pkg/trainer.py" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-1] == "torch loaded: False"
+    assert proc.stdout.strip().splitlines()[-2:] == ["ollama loaded: False", "torch loaded: False"]

@@ -162,3 +162,19 @@ def test_round_trips_through_serialization(fake_ollama):
     # the rebuilt rewriter still works
     fake_ollama.configure(reply="What arguments does Trainer.fit take?")
     assert again.run(question="What arguments does it take?", history=_history())["rewritten"] is True
+
+
+def test_the_generator_is_built_at_the_first_follow_up_not_when_the_pipeline_loads(fake_ollama):
+    with codeground_components_allowed():
+        rewriter = component_from_dict(
+            FollowUpRewriter,
+            {"type": "codeground.components.rewriters.follow_up.FollowUpRewriter",
+             "init_parameters": {"generator": _spec(fake_ollama.url)}},
+            "rewriter",
+        )
+    rewriter.warm_up()
+    assert isinstance(rewriter.generator, dict) and rewriter._inner.instance is None
+    assert rewriter.run(question="And its defaults?")["rewritten"] is False  # no history: no model
+    assert rewriter._inner.instance is None
+    rewriter.run(question="And what does it return?", history=_history())
+    assert rewriter._inner.instance is not None

@@ -74,15 +74,17 @@ def test_without_the_rule_the_tutorials_that_call_the_class_come_before_its_defi
 ):
     shown = _shown(index_dir, without_rule, INTERFACE)
     assert shown[0][0].startswith("examples/tutorials/")
-    assert shown.index(("src/toolkit/system.py", "Node.__init__")) >= 3
+    tutorials = [i for i, (path, _) in enumerate(shown) if path.startswith("examples/")]
+    assert shown.index(("src/toolkit/system.py", "Node.__init__")) > min(tutorials)
 
 
 @pytest.mark.parametrize("name", ["query.yaml", "hybrid_norerank.yaml"])
-def test_an_interface_question_is_answered_first_by_the_definition_in_the_packages_source(index_dir, name):
+def test_an_interface_question_shows_the_definition_before_every_tutorial_that_calls_it(index_dir, name):
     shown = _shown(index_dir, PIPELINES_DIR / name, INTERFACE)
-    assert shown[0] == ("src/toolkit/system.py", "Node.__init__"), shown
     tutorials = [i for i, (path, _) in enumerate(shown) if path.startswith("examples/")]
-    assert tutorials and min(tutorials) > 0
+    # relative places only: the static vectors, distilled on each machine, may move the docs page
+    assert tutorials and shown.index(("src/toolkit/system.py", "Node.__init__")) < min(tutorials), shown
+    assert not shown[0][0].startswith("examples/")
 
 
 @pytest.mark.parametrize("name", ["query.yaml", "hybrid_norerank.yaml"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.layout import in_usage_area
+from codeground.components.layout import USAGE_FOLDERS, in_usage_area
 from codeground.components.rankers.rescale import checked_boost, rescaled
 
 # what something accepts (arguments, parameters, keyword arguments, a constructor, a signature), what
@@ -21,19 +21,20 @@ _INTERFACE = re.compile(
 )
 
 
-# a question that names a usage area asks about that usage ("In the Node tutorial, how do I wrap a
-# function that returns two outputs?"); "for example" only introduces an example of the question's own
+# a question that names a usage area (the layout's own words for them) asks about that usage ("In the
+# Node tutorial, how do I wrap a function that returns two outputs?"); "for example" only introduces
+# an example of the question's own
 _ABOUT_USAGE = re.compile(
-    r"(?<!\bfor )\b(?:examples?|tutorials?|notebooks?|demos?|samples?|scripts?|cookbooks?|recipes?)\b",
-    re.IGNORECASE,
+    rf"(?<!\bfor )\b(?:{'|'.join(sorted(USAGE_FOLDERS, key=len, reverse=True))})\b", re.IGNORECASE
 )
 
 
 def asks_interface(question: str) -> bool:
     """Whether a question asks about an interface: what something accepts ("What arguments does
     ``Node``'s constructor accept?"), returns or raises, its defaults or attributes, or what
-    happens "if I pass" it something — and names no usage area (an example, tutorial, notebook,
-    demo, sample, script, cookbook or recipe), which it would then be asking about. How-to and
+    happens "if I pass" it something — and names no usage area (``layout.USAGE_FOLDERS``: an
+    example, tutorial, notebook, demo, sample, script, cookbook or recipe), which it would then be
+    asking about. How-to and
     concept questions ("How do I train a model?") do not."""
     question = question or ""
     return _INTERFACE.search(question) is not None and _ABOUT_USAGE.search(question) is None

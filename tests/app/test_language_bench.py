@@ -60,3 +60,12 @@ def test_code_symbols_counts_the_distinct_symbols_of_one_language(tmp_path: Path
     counts = code_symbols(tmp_path / "idx", "go")
     # server.go: DefaultAddr Server Handler Pair NewServer Server.Start Pair.Key + the module "server"
     assert counts["all"] == 8 and counts["module"] == 1
+
+
+def test_a_set_that_gives_kinds_is_also_split_by_kind():
+    gold = QUESTIONS_DIR / "python.json"
+    split = naming_split(gold)
+    kinds = {k: v for k, v in split.items() if k.startswith("kind:")}
+    assert set(kinds) == {"kind:api", "kind:docs", "kind:notebook"}
+    assert set().union(*kinds.values()) == {q.question_id for q in load_questions(gold)}
+    assert not any(k.startswith("kind:") for k in naming_split(QUESTIONS_DIR / "go.json"))

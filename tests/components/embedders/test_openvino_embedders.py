@@ -180,7 +180,9 @@ def test_a_compiled_model_is_kept_per_cpu_and_the_kept_one_embeds_the_same(minil
     first = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)
     assert list(kept.glob("*.blob"))  # the compiled model was kept
     again = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)  # imported from the kept one
-    assert np.array_equal(first, again)
+    # the same graph and kernels on the same CPU: equal here (Zen 4); a tolerance far below any
+    # retrieval effect keeps the check independent of how a CPU's kernels order their sums
+    assert np.allclose(first, again, atol=1e-5)
     monkeypatch.undo()
     # one folder per kind of CPU: a shared home folder never hands one CPU's build to another
     from codeground.components.embedders import openvino_choice

@@ -19,6 +19,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The suite measures the OpenVINO exports for `precision: auto` itself, busy as the machine is: that
 # choice is the suite's, never this machine's recorded one (subprocesses inherit this).
 os.environ.setdefault("CODEGROUND_PRECISION_DIR", tempfile.mkdtemp(prefix="codeground-precision-"))
+# `codeground index` would start the re-vote's background fill after each run; the tests that need
+# it start it themselves (subprocesses inherit this)
+os.environ.setdefault("CODEGROUND_FILL", "0")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE_REPO = FIXTURES / "sample_repo"

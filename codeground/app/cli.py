@@ -88,6 +88,12 @@ def index(
     index_dir: Path | None = INDEX_DIR_OPTION,
     pipeline: Path | None = typer.Option(None, "--pipeline", help="Index pipeline YAML."),
     full: bool = typer.Option(False, "--full", help="Rebuild everything instead of only what changed."),
+    fill: bool | None = typer.Option(
+        None,
+        "--fill/--no-fill",
+        show_default="--fill unless CODEGROUND_FILL=0",
+        help="Afterwards, embed every record for the question-time re-vote in the background.",
+    ),
 ) -> None:
     """Index a repository: walk it, chunk it structurally, embed, and store (incremental)."""
     from rich.console import Console
@@ -161,6 +167,34 @@ def index(
     except KeyboardInterrupt:
         _fail("interrupted; the previous index is unchanged", code=130)
     _print_index_summary(result)
+    _start_fill(result.index_dir, fill, console)
+
+
+def _start_fill(index_dir: Path, fill: bool | None, console) -> None:
+    """Start the re-vote's background fill after an index run (``revote_fill``), saying so in a line."""
+    from codeground.app import revote_fill
+
+    if not (revote_fill.enabled_by_default() if fill is None else fill):
+        return
+    if not revote_fill.needed(index_dir) or not revote_fill.revote_embedders(_default_query_pipeline()):
+        return
+    try:
+        pid = revote_fill.start_background(index_dir)
+    except OSError as exc:
+        reason = " ".join(str(exc).split())
+        console.print(f"note: the re-vote's vectors are not filled in the background ({reason})")
+        return
+    console.print(
+        f"embedding every record for the question-time re-vote in the background (pid {pid}, lowest "
+        f"priority; state in {index_dir / revote_fill.STATE_FILE}); questions work meanwhile, "
+        "`--no-fill` skips it"
+    )
+
+
+def _default_query_pipeline() -> Path:
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    return PIPELINES_DIR / "query.yaml"
 
 
 def _print_index_summary(result) -> None:

@@ -270,7 +270,8 @@ def diagnose(
     repo: str | Path | None = None,
     system_prompt: str | Path | None = None,
 ) -> list[Check]:
-    """Every check, in the order a user fixes them: index, prompt, embedder, reranker, LLM server, models."""
+    """Every check, in the order a user fixes them: index, prompt, embedder, re-vote vectors, reranker,
+    LLM server, models."""
     from codeground.app.pipelines import read_pipeline_dict
 
     pipeline_path = Path(pipeline_path)
@@ -280,6 +281,34 @@ def diagnose(
         index_check,
         _prompt_check(manifest, Path(system_prompt) if system_prompt else None),
         _embedder_check(data, manifest, pipeline_path.name),
+        *_fill_check(Path(index_dir), pipeline_path, manifest, str(repo or ".")),
         _reranker_check(data),
         *_llm_checks(data, pipeline_path),
     ]
+
+
+def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) -> list[Check]:
+    """Whether every record's vector for the question-time re-vote is kept (``revote_fill``): a
+    question is only slower without them, so the check is optional."""
+    from codeground.app import revote_fill
+
+    if not revote_fill.revote_embedders(pipeline_path):
+        return []
+    fix = f"`codeground index {repo_hint}` fills them in the background"
+    if manifest is None:
+        return [Check("re-vote vectors", False, "no index to fill them for", fix, required=False)]
+    state = revote_fill.read_state(index_dir) or {}
+    if not revote_fill.needed(index_dir):
+        if state.get("state") == "running":
+            done, total = state.get("done", 0), state.get("total", "?")
+            detail = f"being filled in the background: {done} of {total} records"
+            return [Check("re-vote vectors", True, detail)]
+        return [Check("re-vote vectors", True, f"filled for all {state.get('total', 0)} records")]
+    if not state:
+        detail = "not filled: each question embeds its candidates the first time (slower, same answers)"
+    elif state.get("state") == "failed":
+        detail = f"the fill failed: {state.get('error', 'no reason recorded')}"
+    else:
+        done, total = state.get("done", 0), state.get("total", "?")
+        detail = f"not filled for the live index ({done} of {total} records)"
+    return [Check("re-vote vectors", False, detail, fix, required=False)]

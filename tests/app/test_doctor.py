@@ -15,7 +15,7 @@ from tests.conftest import closed_port, make_sample_repo
 from tests.reliability.helpers import drop_bm25_records
 
 CHAT_MODELS = {"qwen2.5-coder:7b", "qwen2.5-coder:1.5b"}
-PIECES = ["index", "prompt", "embedder", "reranker", "LLM server", "models"]
+PIECES = ["index", "prompt", "embedder", "re-vote vectors", "reranker", "LLM server", "models"]
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +156,20 @@ def test_bad_pipeline_file_is_one_line(repo):
     result = CliRunner().invoke(cli, ["doctor", "--repo", str(repo), "--pipeline", "nope.yaml"])
     lines = [ln for ln in result.output.splitlines() if ln.strip()]
     assert result.exit_code == 1 and lines == ["error: pipeline file not found: nope.yaml"]
+
+
+def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fake_ollama, monkeypatch):
+    from codeground.app import revote_fill
+
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    fake_ollama.configure(models=CHAT_MODELS)
+    repo = make_sample_repo(tmp_path / "repo")
+    run_index(repo, repo / ".codeground", DEFAULT_INDEX_PIPELINE)
+    code, by_piece, _ = doctor("--repo", repo)
+    assert code == 0  # a question is only slower without them
+    assert by_piece["re-vote vectors"].startswith("✗ re-vote vectors (optional): not filled")
+    assert f"codeground index {repo}" in by_piece["re-vote vectors"]
+    state = revote_fill.fill(repo / ".codeground", batch=64)
+    assert state["state"] == "done"
+    _, by_piece, _ = doctor("--repo", repo)
+    assert by_piece["re-vote vectors"] == f"✓ re-vote vectors: filled for all {state['total']} records"

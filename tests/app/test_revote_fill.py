@@ -1,0 +1,145 @@
+"""The re-vote's background fill: after it, no question embeds a record again; it gives way to a
+newer generation; `codeground index` starts it unless told not to."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codeground.app import revote_fill
+from codeground.app.index_dir import IndexDir
+from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.query import QueryEngine
+from codeground.components.embedders.embedding_store import EmbeddingStore
+from tests.conftest import PROJECT_ROOT, make_sample_repo
+
+CACHE_PARAM = "components.bi_encoder.init_parameters.document_embedder.init_parameters.cache_path"
+
+
+def _query_yaml(tmp_path: Path, vectors: Path) -> Path:
+    """query.yaml without the cross-encoder, its re-vote's vectors kept in ``vectors``."""
+    path = tmp_path / "query_fill.yaml"
+    base = PIPELINES_DIR / "hybrid_norerank.yaml"
+    path.write_text(yaml.safe_dump({"extends": str(base), "set": {CACHE_PARAM: str(vectors)}}))
+    return path
+
+
+def _entries(vectors: Path) -> int:
+    return EmbeddingStore(vectors, max_bytes=1 << 30).stats()["entries"]
+
+
+def test_after_the_fill_a_question_finds_every_candidate_vector_kept(indexed_sample, tmp_path):
+    _, index_dir = indexed_sample
+    vectors = tmp_path / "vectors.sqlite"
+    query = _query_yaml(tmp_path, vectors)
+    state = revote_fill.fill(index_dir, query, batch=16)
+    total = state["total"]
+    assert state["state"] == "done" and state["done"] == total > 16
+    assert state["embedded"] + state["cached"] == total
+    assert _entries(vectors) == total  # one vector per record
+    engine = QueryEngine(index_dir, query)
+    questions = ("How is the config loaded?", "What does parse_args return?", "retry the request")
+    for question in questions:
+        assert engine.search(question, k=10).documents
+    # each question embedded its own text (kept like a record's) and no record
+    assert _entries(vectors) == total + len(questions)
+
+
+def test_a_second_fill_embeds_nothing_and_the_state_says_done_for_this_generation(indexed_sample, tmp_path):
+    _, index_dir = indexed_sample
+    query = _query_yaml(tmp_path, tmp_path / "vectors.sqlite")
+    revote_fill.fill(index_dir, query)
+    again = revote_fill.fill(index_dir, query)
+    assert again["state"] == "done" and again["embedded"] == 0 and again["cached"] == again["total"]
+    state = revote_fill.read_state(index_dir)
+    assert state["generation"] == IndexDir(index_dir).current().name
+    assert not revote_fill.needed(index_dir)
+
+
+def test_the_fill_stops_once_another_generation_is_live(tmp_path):
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    repo = make_sample_repo(tmp_path / "repo")
+    index_dir = tmp_path / "idx"
+    run_index(repo, index_dir, DEFAULT_INDEX_PIPELINE)
+    query = _query_yaml(tmp_path, tmp_path / "vectors.sqlite")
+
+    def new_generation_live(state: dict) -> None:
+        if state["done"] == 4:  # a newer index commits while the fill runs
+            (repo / "pkg" / "added.py").write_text("def added():\n    return 1\n")
+            run_index(repo, index_dir, DEFAULT_INDEX_PIPELINE)
+
+    state = revote_fill.fill(index_dir, query, batch=4, on_batch=new_generation_live)
+    assert state["state"] == "stopped" and state["reason"] == "another generation is live"
+    assert state["done"] == 4 < state["total"]
+    assert revote_fill.needed(index_dir)  # the live generation has no finished fill
+
+
+def test_only_rankers_that_embed_candidates_are_filled_and_nothing_else_is_started():
+    assert [name for name, _ in revote_fill.revote_embedders(PIPELINES_DIR / "query.yaml")] == ["bi_encoder"]
+    assert revote_fill.revote_embedders(PIPELINES_DIR / "bm25.yaml") == []
+    assert revote_fill.fill(PROJECT_ROOT / "no-such-index")["state"] == "stopped"
+
+
+def _cli_index(repo: Path, index_dir: Path, *flags: str, fill_env: str | None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("CODEGROUND_FILL", None)
+    if fill_env is not None:
+        env["CODEGROUND_FILL"] = fill_env
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codeground.app.cli",
+            "index",
+            str(repo),
+            "--index-dir",
+            str(index_dir),
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def _wait_for_fill(index_dir: Path, seconds: float = 240) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = revote_fill.read_state(index_dir) or {}
+        if state.get("state") in ("done", "stopped", "failed"):
+            return state
+        time.sleep(0.5)
+    pytest.fail(f"the background fill did not finish: {json.dumps(state)}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "fill_env", "starts"),
+    [((), None, True), (("--no-fill",), None, False), ((), "0", False), (("--fill",), "0", True)],
+)
+def test_codeground_index_starts_the_fill_in_the_background_unless_told_not_to(
+    tmp_path, flags, fill_env, starts
+):
+    repo = make_sample_repo(tmp_path / "repo")
+    index_dir = tmp_path / "idx"
+    done = _cli_index(repo, index_dir, *flags, fill_env=fill_env)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())
+    if not starts:
+        assert "in the background" not in said and revote_fill.read_state(index_dir) is None
+        return
+    assert "embedding every record for the question-time re-vote in the background" in said
+    state = _wait_for_fill(index_dir)
+    assert state["state"] == "done" and state["done"] == state["total"], state
+    # an index that is up to date and filled starts nothing more
+    again = _cli_index(repo, index_dir, *flags, fill_env=fill_env)
+    assert again.returncode == 0 and "in the background" not in " ".join(again.stderr.split())

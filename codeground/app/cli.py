@@ -754,6 +754,13 @@ def _print_bench(report: dict) -> None:
             f"peak RSS {idx['peak_rss_mb']} MB; incremental (1 .py + 1 .md): "
             f"{inc['touched']['wall_s']} s, restore: {inc['restored']['wall_s']} s"
         )
+    if "revote_fill" in report:
+        fill = report["revote_fill"]
+        console.print(
+            f"re-vote vectors for every record (filled in the background after `codeground index`): "
+            f"{fill['wall_s']} s, peak RSS {fill['peak_rss_mb']} MB; {fill['embedded']} of "
+            f"{fill['total']} records embedded, {fill['cached']} already kept"
+        )
     for name, rows in report["retrieval"].items():
         console.print(_recall_table(name, rows))
     if "rerank" in report:

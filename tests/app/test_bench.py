@@ -64,6 +64,13 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
     assert sorted(inc["files"]) == ["docs/guide.md", "pkg/trainer.py"]
     assert inc["touched"]["files_processed"] == 2 and not inc["touched"]["full"]
     assert inc["restored"]["files_processed"] == 2
+    # the re-vote's background fill is its own row, after the index: every record, nothing left out
+    fill = report["revote_fill"]
+    assert fill["total"] == report["index"]["records"] and fill["embedded"] + fill["cached"] == fill["total"]
+    assert fill["wall_s"] > 0 and fill["rankers"] == ["bi_encoder"]
+    assert stages.index(next(s for s in stages if s.startswith("re-vote vectors"))) > stages.index(
+        next(s for s in stages if s.startswith("incremental"))
+    )
     assert {
         p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".codeground" not in p.parts
     } == before
@@ -90,6 +97,7 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
         "model",
         "full",
         "incremental",
+        "re-vote",
         "recall",
         "latency",
         "embedder",

@@ -201,3 +201,15 @@ def test_a_compiled_model_cache_that_cannot_be_used_only_costs_a_compile(minilm,
     blocked.write_text("not a folder")
     monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda: blocked)
     assert OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS[:1]).shape == (1, 384)
+
+
+def test_batches_are_padded_to_a_multiple_of_32_tokens_so_few_input_shapes_are_ever_prepared(minilm):
+    from codeground.components.embedders.openvino_encoder import PAD_TO_MULTIPLE, OpenVINOEncoder
+
+    encoder = OpenVINOEncoder(exported_model(minilm, precision="fp32"), hint="LATENCY")
+    assert PAD_TO_MULTIPLE == 32
+    widths = {encoder._features([text])["input_ids"].shape[1] for text in TEXTS}
+    assert widths <= {32, 64, 96, 128, 160, 192, 224, 256} and len(widths) >= 2
+    short, long = encoder._features(["x"]), encoder._features([TEXTS[-1]])
+    assert short["attention_mask"].sum() < 32 == short["input_ids"].shape[1]  # the rest is masked padding
+    assert long["input_ids"].shape[1] == 256  # truncated at the export's length, itself a multiple

@@ -48,6 +48,7 @@ from codeground.app.index_dir import IndexDir
 STATE_FILE = "fill.json"
 LOCK_FILE = "fill.lock"
 LOG_FILE = "fill.log"
+RECORDS = "bm25.sqlite3"  # the default pair's record store, which the query pipeline reads too
 BATCH = 64
 TYPE_ORDER = ("docs", "api", "notebook", "module", "text", "impl")
 
@@ -89,7 +90,7 @@ def needed(index_dir: str | Path) -> bool:
     stopped or failed)."""
     index_dir = Path(index_dir)
     generation = IndexDir(index_dir).current() if index_dir.is_dir() else None
-    if generation is None:
+    if generation is None or not (generation / RECORDS).is_file():
         return False
     state = read_state(index_dir) or {}
     if state.get("generation") != generation.name:
@@ -144,6 +145,8 @@ def fill(
     generation = IndexDir(index_dir).current() if index_dir.is_dir() else None
     if generation is None:
         return {"state": "stopped", "reason": "no index generation is live"}
+    if not (generation / RECORDS).is_file():  # the Qdrant pair keeps its records in Qdrant
+        return {"state": "stopped", "reason": "this index keeps no SQLite record store to read"}
     embedders = revote_embedders(query_pipeline or PIPELINES_DIR / "query.yaml")
     if not embedders:
         return {"state": "stopped", "reason": "the query pipeline embeds nothing at question time"}
@@ -168,7 +171,7 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
     store = lease = None
     try:
         lease = IndexDir(index_dir).hold(generation)  # a newer index does not delete it under us
-        store = SQLiteBM25DocumentStore(persist_path=str(generation / "bm25.sqlite3"))
+        store = SQLiteBM25DocumentStore(persist_path=str(generation / RECORDS))
         ids = _ordered_ids(store)
         state["total"] = len(ids)
         _write_state(index_dir, state)

@@ -89,6 +89,16 @@ def test_only_rankers_that_embed_candidates_are_filled_and_nothing_else_is_start
     assert revote_fill.fill(PROJECT_ROOT / "no-such-index")["state"] == "stopped"
 
 
+def test_an_index_without_a_sqlite_record_store_is_not_filled(tmp_path):
+    generation = tmp_path / "idx" / "gen-1"
+    generation.mkdir(parents=True)
+    (generation / "manifest.json").write_text("{}")
+    (tmp_path / "idx" / "CURRENT").write_text("gen-1\n")
+    assert IndexDir(tmp_path / "idx").current() == generation
+    assert not revote_fill.needed(tmp_path / "idx")
+    assert revote_fill.fill(tmp_path / "idx")["reason"] == "this index keeps no SQLite record store to read"
+
+
 def _cli_index(repo: Path, index_dir: Path, *flags: str, fill_env: str | None) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("CODEGROUND_FILL", None)

@@ -76,17 +76,14 @@ def prepare_embedder(pipeline_path: str | Path) -> None:
 def prepare_rankers(pipeline_path: str | Path) -> list[str]:
     """Load the models of the query YAML's rankers that embed (``BiEncoderRanker``): on a machine
     without their exports this builds them, as the first question would. Returns their names."""
-    from codeground.app.manifest import is_ranker
-    from codeground.app.pipelines import _specs, resolve
+    from codeground.app.manifest import embedding_rankers
+    from codeground.app.pipelines import resolve
     from codeground.components.inner import build_inner
 
-    data = resolve(read_pipeline_dict(pipeline_path))
     prepared = []
-    for name, spec in (data["components"] or {}).items():
-        inner = [s for s in _specs(spec.get("init_parameters") or {}) if str(s["type"]).endswith("Embedder")]
-        if is_ranker(spec) and inner:
-            build_inner(spec, name).warm_up()
-            prepared.append(name)
+    for name, spec in embedding_rankers(resolve(read_pipeline_dict(pipeline_path))):
+        build_inner(spec, name).warm_up()
+        prepared.append(name)
     return prepared
 
 

@@ -176,7 +176,9 @@ def _start_fill(index_dir: Path, fill: bool | None, console) -> None:
 
     if not (revote_fill.enabled_by_default() if fill is None else fill):
         return
-    if not revote_fill.needed(index_dir) or not revote_fill.revote_embedders(_default_query_pipeline()):
+    from codeground.app.pipelines import PIPELINES_DIR
+
+    if not revote_fill.needed(index_dir) or not revote_fill.revote_embedders(PIPELINES_DIR / "query.yaml"):
         return
     try:
         pid = revote_fill.start_background(index_dir)
@@ -189,12 +191,6 @@ def _start_fill(index_dir: Path, fill: bool | None, console) -> None:
         f"priority; state in {index_dir / revote_fill.STATE_FILE}); questions work meanwhile, "
         "`--no-fill` skips it"
     )
-
-
-def _default_query_pipeline() -> Path:
-    from codeground.app.pipelines import PIPELINES_DIR
-
-    return PIPELINES_DIR / "query.yaml"
 
 
 def _print_index_summary(result) -> None:

@@ -69,6 +69,19 @@ def is_ranker(spec: dict[str, Any] | None) -> bool:
     return str((spec or {}).get("type", "")).endswith("Ranker")
 
 
+def embedding_rankers(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(name, serialized spec)`` of each ranker of a resolved pipeline definition that holds an
+    embedder of its own (``BiEncoderRanker``): the models a question loads besides the index's."""
+    from codeground.app.pipelines import _specs
+
+    return [
+        (name, spec)
+        for name, spec in (data["components"] or {}).items()
+        if is_ranker(spec)
+        and any(str(s["type"]).endswith("Embedder") for s in _specs(spec.get("init_parameters") or {}))
+    ]
+
+
 def embedder_spec(data: dict[str, Any]) -> dict[str, Any] | None:
     """The serialized form (``type`` + ``init_parameters``) of the first embedder a pipeline definition
     declares, looking through wrappers (a component whose parameters hold another component, like

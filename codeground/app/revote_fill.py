@@ -61,14 +61,13 @@ def enabled_by_default() -> bool:
 def revote_embedders(query_pipeline: str | Path) -> list[tuple[str, dict[str, Any]]]:
     """``(ranker name, its document embedder's serialized form)`` for each ranker of the query YAML
     that embeds candidates at question time (a ranker with a ``document_embedder``)."""
-    from codeground.app.manifest import is_ranker
+    from codeground.app.manifest import embedding_rankers
     from codeground.app.pipelines import read_pipeline_dict, resolve
 
-    data = resolve(read_pipeline_dict(query_pipeline))
     found = []
-    for name, spec in (data.get("components") or {}).items():
+    for name, spec in embedding_rankers(resolve(read_pipeline_dict(query_pipeline))):
         embedder = (spec.get("init_parameters") or {}).get("document_embedder")
-        if is_ranker(spec) and isinstance(embedder, dict) and embedder.get("type"):
+        if isinstance(embedder, dict) and embedder.get("type"):
             found.append((name, embedder))
     return found
 
@@ -89,7 +88,7 @@ def needed(index_dir: str | Path) -> bool:
     """Whether the live generation lacks a fill that finished or is still running (none ran, or it
     stopped or failed)."""
     index_dir = Path(index_dir)
-    generation = IndexDir(index_dir).current() if index_dir.is_dir() else None
+    generation = _live_generation(index_dir)
     if generation is None or not (generation / RECORDS).is_file():
         return False
     state = read_state(index_dir) or {}
@@ -98,6 +97,10 @@ def needed(index_dir: str | Path) -> bool:
     return not (
         state.get("state") == "done" or (state.get("state") == "running" and _alive(state.get("pid")))
     )
+
+
+def _live_generation(index_dir: Path) -> Path | None:
+    return IndexDir(index_dir).current() if index_dir.is_dir() else None
 
 
 def _alive(pid: object) -> bool:
@@ -142,7 +145,7 @@ def fill(
     from codeground.app.pipelines import PIPELINES_DIR
 
     index_dir = Path(index_dir)
-    generation = IndexDir(index_dir).current() if index_dir.is_dir() else None
+    generation = _live_generation(index_dir)
     if generation is None:
         return {"state": "stopped", "reason": "no index generation is live"}
     if not (generation / RECORDS).is_file():  # the Qdrant pair keeps its records in Qdrant

@@ -14,7 +14,8 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# `import haystack` would import torch (1.5-2.2 s) even where nothing uses it; see deferred_torch.
-from codeground import deferred_torch as _deferred_torch  # noqa: E402
+# `import haystack` would import torch (1.5-2.2 s) and posthog even where nothing uses them; see
+# deferred_imports.
+from codeground import deferred_imports as _deferred_imports  # noqa: E402
 
-_deferred_torch.install()
+_deferred_imports.install()

@@ -213,3 +213,34 @@ def test_batches_are_padded_to_a_multiple_of_32_tokens_so_few_input_shapes_are_e
     short, long = encoder._features(["x"]), encoder._features([TEXTS[-1]])
     assert short["attention_mask"].sum() < 32 == short["input_ids"].shape[1]  # the rest is masked padding
     assert long["input_ids"].shape[1] == 256  # truncated at the export's length, itself a multiple
+
+
+def test_a_few_texts_are_split_so_every_infer_request_gets_a_batch():
+    from codeground.components.embedders.openvino_encoder import batch_size_for
+
+    assert batch_size_for(12, 32, 2) == 6  # a question's re-vote candidates: both streams work
+    assert batch_size_for(40, 32, 2) == 20
+    assert batch_size_for(1, 32, 2) == 1
+    assert batch_size_for(12, 32, 1) == 12
+    assert batch_size_for(1000, 32, 2) == 32  # bulk embedding keeps full batches
+    assert batch_size_for(5, 32, 0) == 5
+
+
+def test_split_batches_embed_what_one_batch_embeds(minilm):
+    from codeground.components.embedders.openvino_encoder import OpenVINOEncoder
+
+    encoder = OpenVINOEncoder(exported_model(minilm, precision="fp32"), hint="THROUGHPUT")
+    texts = (TEXTS * 3)[:12]
+    sizes: list[int] = []
+    split = encoder.encode(texts, on_batch=sizes.append)
+    assert sorted(sizes) == sorted(
+        [len(b) for b in _chunks(12, -(-12 // encoder.requests))]
+    ) and sum(sizes) == 12
+    whole = np.vstack([encoder.encode([t]) for t in texts])
+    # padding is masked, so only rounding differs: cosine min 0.9999999 for fp32 (run in bf16 on an
+    # avx512_bf16 Zen 4) and int8 alike; exact float32 arithmetic differs less still
+    assert (split * whole).sum(axis=1).min() > 0.9999
+
+
+def _chunks(n: int, size: int) -> list[range]:
+    return [range(s, min(n, s + size)) for s in range(0, n, size)]

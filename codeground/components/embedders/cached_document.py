@@ -27,7 +27,9 @@ class CachedDocumentEmbedder:
       a second clone of the same repository reuse vectors.
     - The embedder's identity is its serialized form plus the weights it runs on this machine (our
       embedders' ``weights_id``: the export or distilled table; a local model folder's files
-      otherwise), so a changed model or export never serves stale vectors.
+      otherwise), so a changed model or export never serves stale vectors. A local model folder's
+      path is not part of it: the same model installed in another clone's ``.venv`` finds the
+      vectors the first one kept.
     - The output is the inner embedder's: copies of the documents, in order, with ``embedding`` set;
       ``meta`` says how many came from the cache.
 
@@ -127,12 +129,18 @@ class CachedDocumentEmbedder:
 
 
 def _identity(inner: Any) -> str:
-    """The serialized embedder plus the weights it runs here (see the class rules)."""
-    spec = json.dumps(inner.to_dict(), sort_keys=True, default=str)
+    """The serialized embedder plus the weights it runs here (see the class rules). A model given
+    as a local folder is named by its weights only: where it is installed (each clone's ``.venv``)
+    is not what it is."""
+    data = inner.to_dict()
+    params = dict(data.get("init_parameters") or {})
+    names = ("model", "model_name_or_path")
+    model = next((getattr(inner, k) for k in names if getattr(inner, k, None)), "")
+    folder = Path(str(model))
     weights = getattr(inner, "weights_id", None)
     if weights is None:
-        names = ("model", "model_name_or_path")
-        model = next((getattr(inner, k) for k in names if getattr(inner, k, None)), "")
-        folder = Path(str(model))
         weights = source_fingerprint(folder) if folder.is_dir() else str(model)
+    if model and folder.is_dir():
+        params.update({k: "<local folder>" for k in names if k in params})
+    spec = json.dumps({**data, "init_parameters": params}, sort_keys=True, default=str)
     return f"{spec}|{weights}"

@@ -1,7 +1,8 @@
 """Models built on this machine (exports, distillations) live once in a cache folder, built atomically.
 
 Rule: a built model is a folder under ``$CODEGROUND_CACHE/models`` (default
-``~/.cache/codeground/models``) whose name carries a fingerprint of everything it was built from.
+``~/.cache/codeground/models``) whose name carries a fingerprint of everything it was built from:
+the source model's content, never its location (``source_fingerprint``).
 It is built at most once: concurrent builders are serialised by a lock file, the folder is written
 under a temporary name and renamed into place, so a crash never leaves a half-built model that a
 later run would load.
@@ -24,8 +25,10 @@ assert built_once(folder, build, marker="model.txt") == folder  # already built:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -40,19 +43,77 @@ def cache_root() -> Path:
     return Path(base) / "models"
 
 
+# The files that make a sentence-transformers model what it is (a folder holds some of them).
+MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json")
+DIGESTS_FILE = "file-digests.json"
+_digests: dict[str, str] = {}  # this process's lookups, on top of the file
+
+
 def source_fingerprint(model_dir: Path, *extra: str | bytes) -> str:
-    """Cheap and stable: the model files' paths, sizes and mtimes (no 90 MB hash on every load), plus
-    whatever else the build depends on (settings, library versions, calibration data)."""
+    """What a model is, not where it is: the sha256 of each of its files (``file_digest``), plus
+    whatever else the build depends on (settings, library versions, calibration data). The same
+    model installed in two virtual environments (a second clone, a re-created ``.venv``) therefore
+    shares its exports, distillations, compiled models and kept vectors instead of building and
+    embedding everything again."""
     digest = hashlib.sha256()
-    for name in ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json"):
+    for name in MODEL_FILES:
         path = model_dir / name
         if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+            digest.update(f"{name}|{file_digest(path)}|".encode())
     for item in extra:
         digest.update(item if isinstance(item, bytes) else item.encode())
         digest.update(b"|")
     return digest.hexdigest()[:16]
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of ``path``'s content, read once per (path, size, mtime): remembered in
+    ``<models cache>/file-digests.json``, so a start reads a small file instead of hashing 90 MB.
+    A file that changes gets a new mtime, hence a new key; entries of files that are gone (a
+    removed ``.venv``) are dropped when the file is written. A cache that cannot be written only
+    costs the hash again next time."""
+    resolved = path.resolve()
+    stat = resolved.stat()
+    key = f"{resolved}|{stat.st_size}|{stat.st_mtime_ns}"
+    if key in _digests:
+        return _digests[key]
+    memo_path = cache_root() / DIGESTS_FILE
+    found = _read_digests(memo_path).get(key)
+    if found is None:
+        sha = hashlib.sha256()
+        with open(resolved, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                sha.update(block)
+        found = sha.hexdigest()
+        _remember(memo_path, key, found)
+    _digests[key] = found
+    return found
+
+
+def _read_digests(memo_path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(memo_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember(memo_path: Path, key: str, digest: str) -> None:
+    where = key.rsplit("|", 2)[0]
+    kept = {
+        k: v
+        for k, v in _read_digests(memo_path).items()  # read again: another process may have added
+        if k.rsplit("|", 2)[0] != where and Path(k.rsplit("|", 2)[0]).exists()
+    }
+    kept[key] = digest
+    tmp = memo_path.with_name(f".{memo_path.name}.{os.getpid()}.tmp")
+    try:
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(kept, indent=0, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, memo_path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def model_slug(model_dir: Path) -> str:

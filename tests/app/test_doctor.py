@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,11 @@ def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fak
     assert state["state"] == "done"
     _, by_piece, _ = doctor("--repo", repo)
     assert by_piece["re-vote vectors"] == f"✓ re-vote vectors: filled for all {state['total']} records"
+    # an older codeground kept them under names this one does not look up: not done, and why
+    done = revote_fill.read_state(repo / ".codeground")
+    (repo / ".codeground" / revote_fill.STATE_FILE).write_text(
+        json.dumps({**done, "identity_version": done["identity_version"] - 1})
+    )
+    code, by_piece, _ = doctor("--repo", repo)
+    assert code == 0 and "filled by an older codeground" in by_piece["re-vote vectors"]
+    assert by_piece["re-vote vectors"].startswith("✗ re-vote vectors (optional)")

@@ -63,6 +63,22 @@ def test_a_second_fill_embeds_nothing_and_the_state_says_done_for_this_generatio
     assert not revote_fill.needed(index_dir)
 
 
+def test_a_fill_made_under_an_older_identity_rule_is_made_again(indexed_sample, tmp_path):
+    """After an update that names the kept vectors anew, the done fill's vectors are not the ones a
+    question looks up: the next `codeground index` must fill again, and doctor must not say done."""
+    _, index_dir = indexed_sample
+    revote_fill.fill(index_dir, _query_yaml(tmp_path, tmp_path / "vectors.sqlite"))
+    assert not revote_fill.needed(index_dir)
+    state = revote_fill.read_state(index_dir)
+    (index_dir / revote_fill.STATE_FILE).write_text(
+        json.dumps({**state, "identity_version": state["identity_version"] - 1})
+    )
+    assert revote_fill.needed(index_dir)
+    del state["identity_version"]  # a fill from before the rule was recorded
+    (index_dir / revote_fill.STATE_FILE).write_text(json.dumps(state))
+    assert revote_fill.needed(index_dir)
+
+
 def test_the_fill_stops_once_another_generation_is_live(tmp_path):
     from codeground.app.indexing import run_index
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE

@@ -128,6 +128,12 @@ class CachedDocumentEmbedder:
         return {"documents": out, "meta": {"cached": len(documents) - len(missing), "embedded": len(missing)}}
 
 
+# How an identity is formed; a change to the rule below bumps it, so a fill made under the old rule
+# is made again (``revote_fill.needed``). 2: a local model folder is named by its content, not its
+# path (2026-12-03).
+IDENTITY_VERSION = 2
+
+
 def _identity(inner: Any) -> str:
     """The serialized embedder plus the weights it runs here (see the class rules). A model given
     as a local folder is named by its weights only: where it is installed (each clone's ``.venv``)
@@ -143,4 +149,4 @@ def _identity(inner: Any) -> str:
     if model and folder.is_dir():
         params.update({k: "<local folder>" for k in names if k in params})
     spec = json.dumps({**data, "init_parameters": params}, sort_keys=True, default=str)
-    return f"{spec}|{weights}"
+    return f"v{IDENTITY_VERSION}|{spec}|{weights}"

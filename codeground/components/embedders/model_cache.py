@@ -46,7 +46,7 @@ def cache_root() -> Path:
 # The files that make a sentence-transformers model what it is (a folder holds some of them).
 MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "tokenizer.json")
 DIGESTS_FILE = "file-digests.json"
-_digests: dict[str, str] = {}  # this process's lookups, on top of the file
+_digests: dict[str, str] | None = None  # the remembered digests, read once per process
 
 
 def source_fingerprint(model_dir: Path, *extra: str | bytes) -> str:
@@ -68,25 +68,23 @@ def source_fingerprint(model_dir: Path, *extra: str | bytes) -> str:
 
 def file_digest(path: Path) -> str:
     """The sha256 of ``path``'s content, read once per (path, size, mtime): remembered in
-    ``<models cache>/file-digests.json``, so a start reads a small file instead of hashing 90 MB.
-    A file that changes gets a new mtime, hence a new key; entries of files that are gone (a
-    removed ``.venv``) are dropped when the file is written. A cache that cannot be written only
-    costs the hash again next time."""
+    ``<models cache>/file-digests.json`` (read once per process), so a start reads a small file
+    instead of hashing 90 MB. A file that changes gets a new mtime, hence a new key; entries of
+    files that are gone (a removed ``.venv``) are dropped when the file is written. A cache that
+    cannot be written only costs the hash again next time."""
+    global _digests
     resolved = path.resolve()
     stat = resolved.stat()
     key = f"{resolved}|{stat.st_size}|{stat.st_mtime_ns}"
-    if key in _digests:
-        return _digests[key]
     memo_path = cache_root() / DIGESTS_FILE
-    found = _read_digests(memo_path).get(key)
+    if _digests is None:
+        _digests = _read_digests(memo_path)
+    found = _digests.get(key)
     if found is None:
-        sha = hashlib.sha256()
         with open(resolved, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                sha.update(block)
-        found = sha.hexdigest()
+            found = hashlib.file_digest(fh, "sha256").hexdigest()
         _remember(memo_path, key, found)
-    _digests[key] = found
+        _digests[key] = found
     return found
 
 
@@ -100,11 +98,11 @@ def _read_digests(memo_path: Path) -> dict[str, str]:
 
 def _remember(memo_path: Path, key: str, digest: str) -> None:
     where = key.rsplit("|", 2)[0]
-    kept = {
-        k: v
-        for k, v in _read_digests(memo_path).items()  # read again: another process may have added
-        if k.rsplit("|", 2)[0] != where and Path(k.rsplit("|", 2)[0]).exists()
-    }
+    kept = {}
+    for k, v in _read_digests(memo_path).items():  # read again: another process may have added
+        path = k.rsplit("|", 2)[0]
+        if path != where and Path(path).exists():
+            kept[k] = v
     kept[key] = digest
     tmp = memo_path.with_name(f".{memo_path.name}.{os.getpid()}.tmp")
     try:

@@ -37,7 +37,13 @@ import warnings
 from importlib.metadata import version
 from pathlib import Path
 
-from codeground.components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
+from codeground.components.embedders.model_cache import (
+    built_once,
+    cache_root,
+    file_digest,
+    model_slug,
+    source_fingerprint,
+)
 
 logger = logging.getLogger(__name__)
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
@@ -153,11 +159,6 @@ def resolve_precision(model: str | Path, precision: str) -> str:
 def export_identity(folder: Path) -> dict[str, str]:
     """What an index records of the export that embedded it: backend, precision and the sha256 of
     the weights file (int8 exports are calibrated per machine, so two machines' may differ)."""
-    import hashlib
-
     info = json.loads((folder / "export.json").read_text(encoding="utf-8"))
-    digest = hashlib.sha256()
-    with open(folder / "model.bin", "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return {"backend": "openvino", "precision": info["precision"], "weights_sha256": digest.hexdigest()}
+    digest = file_digest(folder / "model.bin")  # hashed once, then remembered
+    return {"backend": "openvino", "precision": info["precision"], "weights_sha256": digest}

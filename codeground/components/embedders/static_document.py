@@ -115,10 +115,10 @@ class StaticDocumentEmbedder:
         """The table that embeds, as an index records it: backend, dimensions and the sha256 of the
         table file (distilled per machine: another machine's copy can differ by float rounding)."""
         if self._export is None:
-            import hashlib
+            from codeground.components.embedders.model_cache import file_digest
 
             table = distilled_model(self.model, dims=self.dims) / "model.safetensors"
-            digest = hashlib.sha256(table.read_bytes()).hexdigest()
+            digest = file_digest(table)  # hashed once, then remembered
             self._export = {"backend": "model2vec", "dims": self.dims, "weights_sha256": digest}
         return self._export
 

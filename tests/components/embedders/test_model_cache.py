@@ -81,7 +81,7 @@ def test_a_files_digest_is_read_once_per_path_size_and_mtime_and_gone_files_are_
     tmp_path, monkeypatch
 ):
     monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(model_cache, "_digests", {})  # a new process
+    monkeypatch.setattr(model_cache, "_digests", None)  # a new process
     weights = tmp_path / "venv1" / "model.safetensors"
     weights.parent.mkdir()
     weights.write_bytes(b"a" * 4096)
@@ -90,7 +90,7 @@ def test_a_files_digest_is_read_once_per_path_size_and_mtime_and_gone_files_are_
     stat = weights.stat()
     weights.write_bytes(b"b" * 4096)
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    monkeypatch.setattr(model_cache, "_digests", {})
+    monkeypatch.setattr(model_cache, "_digests", None)
     assert model_cache.file_digest(weights) == digest
     # a changed mtime is a new key: hashed again
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
@@ -110,7 +110,7 @@ def test_a_cache_that_cannot_be_written_only_costs_the_hash(tmp_path, monkeypatc
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     monkeypatch.setenv("CODEGROUND_CACHE", str(blocked))
-    monkeypatch.setattr(model_cache, "_digests", {})
+    monkeypatch.setattr(model_cache, "_digests", None)
     (tmp_path / "config.json").write_text("{}")
     assert source_fingerprint(tmp_path) == source_fingerprint(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "config.json"]

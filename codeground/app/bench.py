@@ -30,8 +30,9 @@ from codeground.app.pipelines import read_pipeline_dict
 from codeground.app.revote_fill import read_state, revote_embedders
 from codeground.app.roles import QueryRoles
 from codeground.components.cpu import machine
+from codeground.components.embedders.model_cache import cache_base
 
-DEFAULT_CACHE = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground"))
+DEFAULT_CACHE = cache_base()
 TOUCH_MARK = "codeground benchmark touch"
 
 

@@ -965,6 +965,93 @@ def reranker_build(
         _fail(str(exc))
 
 
+cache_cli = typer.Typer(
+    help="What codeground keeps on this machine: built models and kept vectors.", no_args_is_help=True
+)
+cli.add_typer(cache_cli, name="cache")
+
+
+@cache_cli.callback()
+def _cache_root() -> None:
+    """What codeground keeps on this machine: built models and kept vectors."""
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1000:
+            return f"{n:,.0f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} GB"
+
+
+def _ago(seconds: float) -> str:
+    minutes = seconds / 60
+    if minutes < 60:
+        return f"{minutes:.0f} min ago"
+    return f"{minutes / 60:.0f} h ago" if minutes < 48 * 60 else f"{minutes / 1440:.0f} d ago"
+
+
+def _unused_days_option(days: float) -> None:
+    if not days >= 0:
+        _fail(f"--unused-days must be zero or more days, got {days}")
+
+
+UNUSED_DAYS_HELP = "Remove what was not used for this many days (0: everything rebuildable)."
+
+
+@cache_cli.command("show")
+def cache_show() -> None:
+    """List the models cache (kind, size, last use) and the kept vectors, and what a prune would free."""
+    from codeground.components.embedders.embedding_store import default_path
+    from codeground.components.embedders.model_cache import cache_root
+    from codeground.components.embedders.model_prune import UNUSED_DAYS, entries
+
+    now = time.time()
+    found = entries()
+    root = cache_root()
+    typer.echo(f"models cache: {root}")
+    loose = [e for e in found if e.kind == "compiled" and not e.path.is_dir()]  # the older layout
+    for e in found:
+        if e in loose:
+            continue
+        when = f"used {_ago(now - e.last_used)}" if e.rebuildable else "kept, never pruned"
+        note = " (its export is gone: removed by any prune)" if e.orphan else ""
+        typer.echo(f"  {e.kind:<9} {_size(e.size):>9}  {when:<18}  {e.path.relative_to(root)}{note}")
+    if loose:
+        typer.echo(
+            f"  compiled  {_size(sum(e.size for e in loose)):>9}  {'':<18}  {len(loose)} files in "
+            f"{loose[0].path.parent.parent.relative_to(root)}/<cpu>/ from before compiled models were "
+            "kept per export (removed by any prune)"
+        )
+    stale = [e for e in found if e.rebuildable and (e.orphan or now - e.last_used > UNUSED_DAYS * 86400)]
+    typer.echo(
+        f"  total {_size(sum(e.size for e in found))}; `codeground cache prune` frees "
+        f"{_size(sum(e.size for e in stale))} now (rebuildable, unused for {UNUSED_DAYS:g} days)"
+    )
+    vectors = default_path()
+    if vectors.is_file():
+        typer.echo(
+            f"kept vectors: {vectors}, {_size(vectors.stat().st_size)} "
+            "(capped by the index YAML's max_mb; the least recently used go first)"
+        )
+
+
+@cache_cli.command("prune")
+def cache_prune(
+    unused_days: float = typer.Option(30.0, "--unused-days", help=UNUSED_DAYS_HELP),
+) -> None:
+    """Remove built models (exports, static tables, compiled models) unused for --unused-days; they are
+    built again when next needed. Downloads, the trained reranker and measured choices stay."""
+    from codeground.components.embedders.model_prune import prune
+
+    _unused_days_option(unused_days)
+    removed = prune(unused_days=unused_days)
+    for e in removed:
+        typer.echo(f"removed {e.kind} {_size(e.size)}: {e.path.name}")
+    entries = "entry" if len(removed) == 1 else "entries"
+    typer.echo(f"freed {_size(sum(e.size for e in removed))} ({len(removed)} {entries})")
+
+
 ollama_cli = typer.Typer(help="The local Ollama server codeground answers with.", no_args_is_help=True)
 cli.add_typer(ollama_cli, name="ollama")
 

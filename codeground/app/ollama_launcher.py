@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from codeground.app.errors import CodegroundError
+from codeground.components.embedders.model_cache import cache_base
 
 DEFAULT_ENV = {"OLLAMA_KV_CACHE_TYPE": "q8_0", "OLLAMA_FLASH_ATTENTION": "1"}
 INSTALL_HINT = (
     "install it from https://ollama.com/download (Linux: `curl -fsSL https://ollama.com/install.sh | sh`)"
 )
-DEFAULT_LOG = Path(os.environ.get("CODEGROUND_CACHE", Path.home() / ".cache" / "codeground")) / "ollama.log"
+DEFAULT_LOG = cache_base() / "ollama.log"
 
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never via a proxy
 

@@ -10,6 +10,7 @@ started afresh.
 Usage:
 ```python
 import numpy as np
+
 from codeground.components.embedders.embedding_store import EmbeddingStore
 
 store = EmbeddingStore("/tmp/embeddings.sqlite", max_bytes=1 << 20)
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -31,6 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+
+from codeground.components.embedders.model_cache import cache_base
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +49,7 @@ CHUNK = 500  # keys per SQL statement (well under SQLite's variable limit)
 
 def default_path() -> Path:
     """``$CODEGROUND_CACHE/embeddings.sqlite`` (default ``~/.cache/codeground/embeddings.sqlite``)."""
-    base = os.environ.get("CODEGROUND_CACHE") or Path.home() / ".cache" / "codeground"
-    return Path(base) / "embeddings.sqlite"
+    return cache_base() / "embeddings.sqlite"
 
 
 class EmbeddingStore:

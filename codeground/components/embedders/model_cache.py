@@ -5,7 +5,9 @@ Rule: a built model is a folder under ``$CODEGROUND_CACHE/models`` (default
 the source model's content, never its location (``source_fingerprint``).
 It is built at most once: concurrent builders are serialised by a lock file, the folder is written
 under a temporary name and renamed into place, so a crash never leaves a half-built model that a
-later run would load.
+later run would load. Each use touches the folder (its modification time is its last use), and each
+build removes the neighbours nobody has used for a month (``model_prune``): the cache grows only at a
+build, and whatever is removed is built again from installed files when it is next needed.
 
 Usage:
 ```python
@@ -37,10 +39,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def cache_base() -> Path:
+    """codeground's cache folder: ``$CODEGROUND_CACHE`` (default ``~/.cache/codeground``)."""
+    return Path(os.environ.get("CODEGROUND_CACHE") or Path.home() / ".cache" / "codeground")
+
+
 def cache_root() -> Path:
     """Where built models live: ``$CODEGROUND_CACHE/models`` (default ``~/.cache/codeground/models``)."""
-    base = os.environ.get("CODEGROUND_CACHE") or Path.home() / ".cache" / "codeground"
-    return Path(base) / "models"
+    return cache_base() / "models"
+
+
+# What a built folder's name ends with: its fingerprint (``built_target``); ``model_prune`` only
+# ever removes folders named so.
+BUILT_NAME = re.compile(r"^[^.].*-[0-9a-f]{16}$")
+
+
+def built_target(model_dir: Path, kind: str, fingerprint: str) -> Path:
+    """The cache folder of what is built as ``kind`` (``int8``, ``static256``…) from ``model_dir``."""
+    return cache_root() / f"{model_slug(model_dir)}-{kind}-{fingerprint}"
 
 
 # The files that make a sentence-transformers model what it is (a folder holds some of them).
@@ -120,18 +136,52 @@ def model_slug(model_dir: Path) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts if p)
 
 
+@contextlib.contextmanager
+def folder_lock(target: Path, operation: int, *, wait: bool = True):
+    """``target``'s lock (``.<name>.lock`` beside it) held with ``operation`` (``fcntl.LOCK_SH`` or
+    ``LOCK_EX``); yields whether it is held: False in a cache that cannot be written (nothing can be
+    built or removed there either) or, with ``wait=False``, when another process holds it."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(target.parent / f".{target.name}.lock", "a")  # noqa: SIM115 - closed below
+    except OSError:
+        yield False
+        return
+    with lock:
+        try:
+            fcntl.flock(lock, operation | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def mark_used(folder: Path) -> None:
+    """Record a use of ``folder``: its modification time, which ``model_prune`` reads as last use."""
+    with contextlib.suppress(OSError):
+        os.utime(folder)
+
+
 def built_once(target: Path, build: Callable[[Path], None], *, marker: str) -> Path:
-    """``target`` once it holds ``marker``; else ``build(staging)`` under a lock, then renamed into place."""
-    if (target / marker).is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """``target`` once it holds ``marker``; else ``build(staging)`` under a lock, then renamed into
+    place. Either way its use is recorded; after a build, neighbours unused for a month are removed."""
+    with folder_lock(target, fcntl.LOCK_SH):  # a prune holds it exclusively while it removes
+        if (target / marker).is_file():
+            mark_used(target)
+            return target
+    built = False
+    with folder_lock(target, fcntl.LOCK_EX):
         if not (target / marker).is_file():  # another process may have finished it meanwhile
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
             try:
                 build(staging)
                 os.replace(staging, target)
+                built = True
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
+        mark_used(target)
+    if built:
+        from codeground.components.embedders.model_prune import prune
+
+        prune(target.parent)
     return target

@@ -5,11 +5,12 @@ little), the results come back in the callers' order, and nothing imports torch:
 loads only ``openvino`` and ``tokenizers``. One compiled model serves every thread: one infer request
 per stream, used round-robin and collected on the calling thread (one caller at a time).
 
-Compiled models are kept (OpenVINO's ``CACHE_DIR``) in a folder per CPU identity under the models
-cache (``compile_cache_dir``): compiling all-MiniLM-L6-v2's int8 export took 0.55 s at every start,
-importing the kept one 0.12 s (2-core Zen 4), which is most of what the query-time re-vote added to
-a cold ``codeground search``. A CPU of another kind (a shared home folder) gets its own folder; a
-kept model that cannot be read is compiled again.
+Compiled models are kept (OpenVINO's ``CACHE_DIR``) in a folder per CPU identity and export under
+the models cache (``compile_cache_dir``): compiling all-MiniLM-L6-v2's int8 export took 0.55 s at
+every start, importing the kept one 0.12 s (2-core Zen 4), which is most of what the query-time
+re-vote added to a cold ``codeground search``. A CPU of another kind (a shared home folder) gets its
+own folder; a kept model that cannot be read is compiled again. Each load marks the folder used, and
+it goes with its export (``model_prune``).
 
 Usage:
 ```python
@@ -35,13 +36,25 @@ from pathlib import Path
 import numpy as np
 
 
-def compile_cache_dir() -> Path:
-    """OpenVINO's compiled-model cache for this CPU: ``<models cache>/openvino-compiled/<cpu hash>``."""
+def compile_cache_dir(export: Path) -> Path:
+    """OpenVINO's compiled-model cache for ``export`` on this CPU:
+    ``<models cache>/openvino-compiled/<cpu hash>/<export folder name>``."""
     from codeground.components.embedders.model_cache import cache_root
+    from codeground.components.embedders.model_prune import COMPILED
     from codeground.components.embedders.openvino_choice import cpu_identity
 
     digest = hashlib.sha256(cpu_identity().encode()).hexdigest()[:12]
-    return cache_root() / "openvino-compiled" / digest
+    return cache_root() / COMPILED / digest / export.name
+
+
+def _kept_compiled(export: Path) -> str:
+    """``compile_cache_dir(export)``, made and marked used (a prune keeps it while it is used)."""
+    from codeground.components.embedders.model_cache import mark_used
+
+    folder = compile_cache_dir(export)
+    folder.mkdir(parents=True, exist_ok=True)
+    mark_used(folder)
+    return str(folder)
 
 
 # Batches are padded to a multiple of this many tokens. The CPU plugin prepares every new input shape
@@ -90,7 +103,7 @@ class OpenVINOEncoder:
             config["INFERENCE_NUM_THREADS"] = int(threads)
         core, xml = ov.Core(), str(folder / "model.xml")
         try:
-            self.model = core.compile_model(xml, "CPU", {**config, "CACHE_DIR": str(compile_cache_dir())})
+            self.model = core.compile_model(xml, "CPU", {**config, "CACHE_DIR": _kept_compiled(folder)})
         except (RuntimeError, OSError):  # an unreadable or unwritable cache: compile as before
             self.model = core.compile_model(xml, "CPU", config)
         # THROUGHPUT runs several streams: one infer request per stream keeps every core busy

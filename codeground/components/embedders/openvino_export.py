@@ -39,9 +39,8 @@ from pathlib import Path
 
 from codeground.components.embedders.model_cache import (
     built_once,
-    cache_root,
+    built_target,
     file_digest,
-    model_slug,
     source_fingerprint,
 )
 
@@ -78,7 +77,7 @@ def exported_model(model: str | Path, *, precision: str = "int8") -> Path:
         )
     seq_len = max_seq_length(model_dir)
     fingerprint = _fingerprint(model_dir, precision, seq_len)
-    target = cache_root() / f"{model_slug(model_dir)}-{precision}-{fingerprint}"
+    target = built_target(model_dir, precision, fingerprint)
 
     def build(staging: Path) -> None:
         logger.info("exporting %s to OpenVINO %s once (about a minute)", model, precision)

@@ -31,7 +31,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from codeground.components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
+from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
 
 logger = logging.getLogger(__name__)
 SIGN_RULE = "cubes-positive"  # part of the cache key: a table made before the rule is not reused
@@ -49,7 +49,7 @@ def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
     fingerprint = source_fingerprint(
         model_dir, f"static|{int(dims)}|model2vec {version('model2vec')}|signs {SIGN_RULE}"
     )
-    target = cache_root() / f"{model_slug(model_dir)}-static{int(dims)}-{fingerprint}"
+    target = built_target(model_dir, f"static{int(dims)}", fingerprint)
 
     def build(staging: Path) -> None:
         logger.info("distilling a static model from %s once (a few minutes)", model)

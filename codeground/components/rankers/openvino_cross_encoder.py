@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from codeground.components.embedders.model_cache import built_once, cache_root, model_slug, source_fingerprint
+from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
 from codeground.reranker.location import BUILT_RERANKER, resolve_reranker
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def exported_cross_encoder(model: str | Path, *, precision: str = "fp32") -> Pat
         )
     seq_len = _model_seq_length(model_dir)
     fingerprint = _fingerprint(model_dir, precision, seq_len)
-    target = cache_root() / f"{model_slug(model_dir)}-xenc-{precision}-{fingerprint}"
+    target = built_target(model_dir, f"xenc-{precision}", fingerprint)
 
     def build(staging: Path) -> None:
         logger.info("exporting cross-encoder %s to OpenVINO %s once (about a minute)", model, precision)

@@ -7,6 +7,8 @@ the export-cache rules are checked in a temporary cache with the fast fp32 expor
 from __future__ import annotations
 
 import copy
+import os
+import time
 
 import numpy as np
 import pytest
@@ -170,16 +172,21 @@ def test_max_seq_length_embeds_only_the_first_tokens_like_the_stock_truncation(m
     assert float(np.dot(full, want)) < 0.99  # the cut is real: the whole text embeds differently
 
 
-def test_a_compiled_model_is_kept_per_cpu_and_the_kept_one_embeds_the_same(minilm, tmp_path, monkeypatch):
+def test_a_compiled_model_is_kept_per_cpu_and_export_and_the_kept_one_embeds_the_same(
+    minilm, tmp_path, monkeypatch
+):
     from codeground.components.embedders import openvino_encoder
     from codeground.components.embedders.openvino_encoder import OpenVINOEncoder, compile_cache_dir
 
     folder = exported_model(minilm, precision="fp32")
     kept = tmp_path / "compiled"
-    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda: kept)
+    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda export: kept / export.name)
     first = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)
-    assert list(kept.glob("*.blob"))  # the compiled model was kept
+    assert list((kept / folder.name).glob("*.blob"))  # the compiled model was kept, beside its export's name
+    month_ago = time.time() - 31 * 86400
+    os.utime(kept / folder.name, (month_ago, month_ago))
     again = OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS)  # imported from the kept one
+    assert (kept / folder.name).stat().st_mtime > month_ago + 86400  # each load marks it used
     # the same graph and kernels on the same CPU: equal here (Zen 4); a tolerance far below any
     # retrieval effect keeps the check independent of how a CPU's kernels order their sums
     assert np.allclose(first, again, atol=1e-5)
@@ -187,9 +194,11 @@ def test_a_compiled_model_is_kept_per_cpu_and_the_kept_one_embeds_the_same(minil
     # one folder per kind of CPU: a shared home folder never hands one CPU's build to another
     from codeground.components.embedders import openvino_choice
 
-    here = compile_cache_dir()
+    here = compile_cache_dir(folder)
+    assert here.name == folder.name
     monkeypatch.setattr(openvino_choice, "cpu_identity", lambda: "Another CPU [avx2]")
-    assert compile_cache_dir() != here and compile_cache_dir().parent == here.parent
+    there = compile_cache_dir(folder)
+    assert there != here and there.parent.parent == here.parent.parent
 
 
 def test_a_compiled_model_cache_that_cannot_be_used_only_costs_a_compile(minilm, tmp_path, monkeypatch):
@@ -199,7 +208,7 @@ def test_a_compiled_model_cache_that_cannot_be_used_only_costs_a_compile(minilm,
     folder = exported_model(minilm, precision="fp32")
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda: blocked)
+    monkeypatch.setattr(openvino_encoder, "compile_cache_dir", lambda export: blocked)
     assert OpenVINOEncoder(folder, hint="LATENCY").encode(TEXTS[:1]).shape == (1, 384)
 
 

@@ -774,7 +774,11 @@ def _print_bench(report: dict) -> None:
         for name, rows in report["own_reranker"]["retrieval"].items():
             console.print(_recall_table(f"{name}, with the reranker just built", rows))
     cold = report["cold_start"]
-    console.print(f"cold `codeground search`: median {cold['median_s']} s, peak RSS {cold['peak_rss_mb']} MB")
+    console.print(
+        f"cold `codeground search`: median {cold['median_s']} s of {len(cold['runs_s'])} new processes, "
+        f"peak RSS {cold['peak_rss_mb']} MB; the first launch before them {cold['first_launch_s']} s "
+        f"({cold['first_launch_read_mb']} MB read from disk)"
+    )
     if "qdrant" in report:
         q = report["qdrant"]
         idx, inc, cold = q["index"], q["incremental"], q["cold_start"]

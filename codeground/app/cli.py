@@ -1011,7 +1011,10 @@ def cache_show() -> None:
     from codeground.components.embedders.model_prune import UNUSED_DAYS, entries
 
     now = time.time()
-    found = entries()
+    try:
+        found = entries()
+    except OSError as exc:
+        _fail(f"cannot read the models cache: {exc}")
     root = cache_root()
     typer.echo(f"models cache: {root}")
     loose = [e for e in found if e.kind == "compiled" and not e.path.is_dir()]  # the older layout
@@ -1049,7 +1052,10 @@ def cache_prune(
     from codeground.components.embedders.model_prune import prune
 
     _unused_days_option(unused_days)
-    removed = prune(unused_days=unused_days)
+    try:
+        removed = prune(unused_days=unused_days)
+    except OSError as exc:
+        _fail(f"cannot prune the models cache: {exc}")
     for e in removed:
         typer.echo(f"removed {e.kind} {_size(e.size)}: {e.path.name}")
     entries = "entry" if len(removed) == 1 else "entries"

@@ -140,7 +140,8 @@ def model_slug(model_dir: Path) -> str:
 def folder_lock(target: Path, operation: int, *, wait: bool = True):
     """``target``'s lock (``.<name>.lock`` beside it) held with ``operation`` (``fcntl.LOCK_SH`` or
     ``LOCK_EX``); yields whether it is held: False in a cache that cannot be written (nothing can be
-    built or removed there either) or, with ``wait=False``, when another process holds it."""
+    built or removed there either), on a file system without ``flock``, or, with ``wait=False``,
+    when another process holds it."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = open(target.parent / f".{target.name}.lock", "a")  # noqa: SIM115 - closed below
@@ -150,7 +151,7 @@ def folder_lock(target: Path, operation: int, *, wait: bool = True):
     with lock:
         try:
             fcntl.flock(lock, operation | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
+        except OSError:  # held elsewhere (BlockingIOError), or a file system without flock
             yield False
             return
         yield True
@@ -183,5 +184,6 @@ def built_once(target: Path, build: Callable[[Path], None], *, marker: str) -> P
     if built:
         from codeground.components.embedders.model_prune import prune
 
-        prune(target.parent)
+        with contextlib.suppress(OSError):  # housekeeping never fails a build that succeeded
+            prune(target.parent)
     return target

@@ -71,7 +71,7 @@ def entries(root: Path | None = None) -> list[Entry]:
     if not root.is_dir():
         return []
     found: list[Entry] = []
-    for path in sorted(root.iterdir()):
+    for path in sorted(_listed(root)):
         if path.name.startswith("."):  # locks, staging folders, temporary files
             continue
         if path.name == COMPILED and path.is_dir():
@@ -95,27 +95,47 @@ def prune(
     for e in entries(root):
         if e.kind == "compiled" and (e.orphan or e.last_used < cutoff) and _remove(e.path):
             removed.append(e)
-    for cpu in (root or cache_root()).joinpath(COMPILED).glob("*"):
+    root = root or cache_root()
+    for cpu in root.joinpath(COMPILED).glob("*"):
         with contextlib.suppress(OSError):
             cpu.rmdir()  # only when empty
+    _leftovers(root, (time.time() if now is None else now) - DAY)
     return sorted(removed, key=lambda e: e.path)
 
 
 def _remove_built(folder: Path, cutoff: float) -> bool:
-    """Remove ``folder`` unless a process holds it or it was used since the listing."""
+    """Remove ``folder`` unless a process holds it or it was used since the listing. It is first
+    renamed out of the way (under its lock), so an interrupted removal never leaves a half-removed
+    model under the name a load looks for; what an interruption leaves is a ``.``-named leftover
+    that a later prune removes (``_leftovers``)."""
+    if not folder.is_dir():  # another prune was faster: no lock file to create again
+        return False
     with folder_lock(folder, fcntl.LOCK_EX, wait=False) as held:
         if not held:
             return False
+        trash = folder.with_name(f".{folder.name}-pruned{os.getpid()}")
         try:
             if folder.stat().st_mtime >= cutoff:
                 return False
+            os.replace(folder, trash)
         except OSError:
-            return False
-        if not _remove(folder):
             return False
         with contextlib.suppress(OSError):
             (folder.parent / f".{folder.name}.lock").unlink()
+    _remove(trash)
     return True
+
+
+def _leftovers(root: Path, cutoff: float) -> None:
+    """Remove what an interrupted prune (``.<name>-pruned<pid>``) left, and an interrupted build's
+    staging folder (``.<name>-<random>``) once it is older than ``cutoff`` (a day: a build takes
+    minutes)."""
+    for path in root.glob(".*-*"):
+        name, tail = path.name[1:].rsplit("-", 1)
+        with contextlib.suppress(OSError):
+            if path.is_dir() and BUILT_NAME.match(name):
+                if tail.startswith("pruned") or path.stat().st_mtime < cutoff:
+                    shutil.rmtree(path)
 
 
 def _remove(path: Path) -> bool:
@@ -133,11 +153,22 @@ def _compiled(folder: Path, root: Path) -> list[Entry]:
     """A compiled model per ``<cpu>/<export>`` folder; loose files in ``<cpu>`` come from the layout
     before models were kept per export, which nothing reads any more."""
     found = []
-    for cpu in sorted(p for p in folder.iterdir() if p.is_dir()):
-        for path in sorted(cpu.iterdir()):
-            orphan = not path.is_dir() or not (root / path.name).is_dir()
+    for cpu in sorted(_listed(folder)):
+        for path in sorted(_listed(cpu)):
+            # an export of this cache that is gone; one kept elsewhere only ages like the rest
+            gone = BUILT_NAME.match(path.name) and not (root / path.name).is_dir()
+            orphan = not path.is_dir() or bool(gone)
             found.append(_entry(path, "compiled", rebuildable=True, orphan=orphan))
     return found
+
+
+def _listed(folder: Path) -> list[Path]:
+    """``folder``'s entries; none when it cannot be listed (removed meanwhile by another prune, or
+    unreadable)."""
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
 
 
 def _kind(path: Path) -> str:

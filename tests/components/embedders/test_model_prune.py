@@ -171,3 +171,65 @@ def test_cache_prune_refuses_a_negative_age_in_one_line(cache):
     result = CliRunner().invoke(cli, ["cache", "prune", "--unused-days", "-1"])
     assert result.exit_code == 1 and folder.is_dir()
     assert result.output.strip().splitlines() == ["error: --unused-days must be zero or more days, got -1.0"]
+
+
+def test_a_removal_never_leaves_a_half_removed_model_under_its_name_and_leftovers_go_later(
+    cache, monkeypatch
+):
+    from codeground.components.embedders import model_prune
+
+    folder = _built(cache, "minilm-int8-0123456789abcdef", last_used=MONTH_AGO)
+    monkeypatch.setattr(model_prune, "_remove", lambda path: False)  # the removal is interrupted
+    monkeypatch.setattr(model_prune, "_leftovers", lambda root, cutoff: None)
+    assert [e.path for e in prune(cache)] == [folder]
+    assert not folder.exists()  # renamed out of the way first: a load builds it again
+    leftover = cache / f".{folder.name}-pruned{os.getpid()}"
+    assert leftover.is_dir()
+    monkeypatch.undo()
+    staging = cache / f".{folder.name}-k3j_x9ab"  # a build killed while it wrote its staging folder
+    staging.mkdir()
+    prune(cache)
+    assert not leftover.exists()  # the next prune finishes the removal
+    assert staging.is_dir()  # younger than a day: a build may be writing it
+    prune(cache, now=time.time() + 2 * 86400)
+    assert not staging.exists()
+
+
+def test_a_compiled_model_of_an_export_kept_elsewhere_only_ages_like_the_rest(cache):
+    compiled = cache / COMPILED / "ca83bfceb295" / "my-exported-model"  # no export of this cache
+    compiled.mkdir(parents=True)
+    assert not any(e.orphan for e in entries(cache))
+    assert prune(cache) == [] and compiled.is_dir()
+    _aged(compiled)
+    assert [e.path for e in prune(cache)] == [compiled]
+
+
+def test_a_prune_that_fails_does_not_fail_the_build_it_followed(cache, monkeypatch):
+    from codeground.components.embedders import model_prune
+
+    def broken(root):
+        raise PermissionError("cannot list")
+
+    monkeypatch.setattr(model_prune, "prune", broken)
+
+    def build(out: Path) -> None:
+        (out / "model.xml").write_text("<net/>")
+
+    target = built_once(cache / "minilm-int8-00000000000000dd", build, marker="model.xml")
+    assert (target / "model.xml").is_file()
+
+
+def test_a_built_model_loads_on_a_file_system_without_flock(cache, monkeypatch):
+    import errno
+
+    from codeground.components.embedders import model_cache
+
+    folder = _built(cache, "minilm-int8-0123456789abcdef")
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(model_cache.fcntl, "flock", no_locks)
+    assert built_once(folder, lambda out: pytest.fail("built again"), marker="model.xml") == folder
+    _aged(folder)
+    assert prune(cache) == [] and folder.is_dir()  # nothing is removed without the lock

@@ -52,6 +52,8 @@ def cache_root() -> Path:
 # What a built folder's name ends with: its fingerprint (``built_target``); ``model_prune`` only
 # ever removes folders named so.
 BUILT_NAME = re.compile(r"^[^.].*-[0-9a-f]{16}$")
+# OpenVINO's compiled models of each export, per CPU: ``<models cache>/openvino-compiled/<cpu>/<export>``
+COMPILED = "openvino-compiled"
 
 
 def built_target(model_dir: Path, kind: str, fingerprint: str) -> Path:

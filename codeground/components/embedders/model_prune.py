@@ -44,11 +44,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeground.components.embedders.model_cache import BUILT_NAME, cache_root, folder_lock
+from codeground.components.embedders.model_cache import BUILT_NAME, COMPILED, cache_root, folder_lock
 from codeground.reranker.location import BUILT_RERANKER
 
 UNUSED_DAYS = 30.0
-COMPILED = "openvino-compiled"
 DAY = 86400.0
 
 
@@ -88,18 +87,19 @@ def prune(
 ) -> list[Entry]:
     """Remove what ``root``'s cache can rebuild and nobody used for ``unused_days`` (and compiled
     models whose export is gone); the removed entries, sorted by path. Errors only skip an entry."""
-    cutoff = (time.time() if now is None else now) - unused_days * DAY
+    root = root or cache_root()
+    now = time.time() if now is None else now
+    cutoff = now - unused_days * DAY
     built = [e for e in entries(root) if e.kind == "built" and e.last_used < cutoff]
     removed = [e for e in built if _remove_built(e.path, cutoff)]
-    # listed again: a compiled model whose export was just removed is removed with it
-    for e in entries(root):
-        if e.kind == "compiled" and (e.orphan or e.last_used < cutoff) and _remove(e.path):
+    # listed after: a compiled model whose export was just removed is removed with it
+    for e in _compiled(root / COMPILED, root):
+        if (e.orphan or e.last_used < cutoff) and _remove(e.path):
             removed.append(e)
-    root = root or cache_root()
-    for cpu in root.joinpath(COMPILED).glob("*"):
+    for cpu in _listed(root / COMPILED):
         with contextlib.suppress(OSError):
             cpu.rmdir()  # only when empty
-    _leftovers(root, (time.time() if now is None else now) - DAY)
+    _leftovers(root, now - DAY)
     return sorted(removed, key=lambda e: e.path)
 
 

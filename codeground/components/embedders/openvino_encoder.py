@@ -39,8 +39,7 @@ import numpy as np
 def compile_cache_dir(export: Path) -> Path:
     """OpenVINO's compiled-model cache for ``export`` on this CPU:
     ``<models cache>/openvino-compiled/<cpu hash>/<export folder name>``."""
-    from codeground.components.embedders.model_cache import cache_root
-    from codeground.components.embedders.model_prune import COMPILED
+    from codeground.components.embedders.model_cache import COMPILED, cache_root
     from codeground.components.embedders.openvino_choice import cpu_identity
 
     digest = hashlib.sha256(cpu_identity().encode()).hexdigest()[:12]

@@ -6,9 +6,10 @@
 
 import os
 
-# Telemetry off before haystack or chromadb are imported anywhere in the app.
-os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Telemetry off before haystack, chromadb or openvino are imported anywhere in the app.
+from codeground import telemetry_off as _telemetry_off  # noqa: E402
+
+_telemetry_off.install()
 # No download progress bars from the model libraries; codeground draws its own.
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

@@ -68,15 +68,18 @@ def default_variants(index_pipeline: Path = DEFAULT_INDEX_PIPELINE) -> list[Path
     from codeground.app.manifest import embedder_identity
 
     indexed_with = embedder_identity(read_pipeline_dict(index_pipeline))
-    found = sorted(
-        p
-        for p in PIPELINES_DIR.glob("*.yaml")
-        if not p.name.startswith("index")
-        and installed(p)
-        and embedder_identity(read_pipeline_dict(p)) in (None, indexed_with)
-        and not uses_server_store(read_pipeline_dict(p))
-        and read_pipeline_dict(p).get("metadata", {}).get("index", index_pipeline.name) == index_pipeline.name
-    )
+
+    def compared(path: Path) -> bool:
+        if path.name.startswith("index") or not installed(path):
+            return False
+        data = read_pipeline_dict(path)
+        return (
+            embedder_identity(data) in (None, indexed_with)
+            and not uses_server_store(data)
+            and data.get("metadata", {}).get("index", index_pipeline.name) == index_pipeline.name
+        )
+
+    found = sorted(p for p in PIPELINES_DIR.glob("*.yaml") if compared(p))
     rank = {name: i for i, name in enumerate(VARIANT_ORDER)}
     seen: set[str] = set()
     chosen = []

@@ -6,8 +6,9 @@ index times after it are with a warm model cache), a full index (wall, CPU, peak
 type), an incremental run after a line is inserted in the middle of one .py and one .md file (restored
 afterwards), the re-vote's vectors for every record (what ``codeground index`` fills in the background
 once the index is live: its own row, wall and peak RSS of a child process), recall@k and
-warm retrieval latency per pipeline variant on the dev questions, and the cold start of a
-`codeground search` process. It writes a JSON report and returns it for the CLI to print.
+warm retrieval latency per pipeline variant on the dev questions, the cold start of a
+`codeground search` process, and, as `just demo` does, `codeground index` of this checkout from
+nothing and `codeground chat` on it until its page answers. It writes a JSON report and returns it for the CLI to print.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from codeground.app.errors import CodegroundError
-from codeground.app.pipelines import read_pipeline_dict
+from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
 from codeground.app.revote_fill import read_state, revote_embedders
 from codeground.app.roles import QueryRoles
 from codeground.components.cpu import machine
 from codeground.components.embedders.model_cache import cache_base
 
 DEFAULT_CACHE = cache_base()
+# This checkout (None where codeground is installed without one): what `just demo` indexes before it
+# opens the chat on it.
+CHECKOUT = PIPELINES_DIR.parent if (PIPELINES_DIR.parent / "pyproject.toml").is_file() else None
 TOUCH_MARK = "codeground benchmark touch"
 
 
@@ -184,31 +188,24 @@ def _incremental(repo: Path, index_dir: Path, pipeline: Path) -> dict[str, Any]:
     return {"files": [str(p.relative_to(repo)) for p in targets], "touched": touched, "restored": restored}
 
 
-def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -> dict[str, Any]:
-    """Seconds from launching `codeground search --pipeline PIPELINE` to its output, and its peak RSS:
-    the median of ``runs`` launches after a first one. The first launch may read codeground's files
-    from disk (a VM's memory manager may drop them from the OS cache after a quiet minute); it is
-    reported apart, with what it read, and the median is what a command after it takes (a new
-    process, the files in the OS cache)."""
+def _codeground() -> list[str]:
+    """The command that runs this environment's ``codeground`` CLI in a new process."""
     exe = Path(sys.executable).with_name("codeground")
-    cmd = [
-        str(exe) if exe.exists() else sys.executable,
-        *([] if exe.exists() else ["-m", "codeground.app.cli"]),
-        "search",
-        question,
-        "-k",
-        "5",
-        "--index-dir",
-        str(index_dir),
-        "--pipeline",
-        str(pipeline),
-    ]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "codeground.app.cli"]
+
+
+def _launches(cmd: list[str], runs: int, before_each: Callable[[], None] = lambda: None) -> dict[str, Any]:
+    """Seconds from launching ``cmd`` to its exit and its peak RSS: the median of ``runs`` launches
+    after a first one. The first launch may read codeground's files from disk (a VM's memory manager
+    may drop them from the OS cache after a quiet minute); it is reported apart, with what it read,
+    and the median is what a command after it takes (a new process, the files in the OS cache)."""
     launches = []
     for _ in range(runs + 1):
+        before_each()
         proc, figures = _timed_child(cmd)
         if proc.returncode != 0:
-            last = proc.stderr.strip().splitlines()[-1:]
-            raise CodegroundError(f"cold-start search failed: {last}")
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise CodegroundError(f"`codeground {cmd[len(_codeground())]}` failed in the bench: {last[:300]}")
         launches.append(figures)
     first, timed = launches[0], launches[1:]
     return {
@@ -219,6 +216,63 @@ def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -
         "first_launch_s": first["wall_s"],
         "first_launch_read_mb": first["read_mb"],
     }
+
+
+def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -> dict[str, Any]:
+    """Launch to output of `codeground search --pipeline PIPELINE` (``_launches``)."""
+    args = ["search", question, "-k", "5", "--index-dir", str(index_dir), "--pipeline", str(pipeline)]
+    return _launches([*_codeground(), *args], runs)
+
+
+def _checkout_index(checkout: Path, index_dir: Path, runs: int = 3) -> dict[str, Any]:
+    """`codeground index CHECKOUT` from nothing, launch to exit (``_launches``; the index folder
+    removed before each): what `just demo` waits for before the chat opens. The background fill is
+    left out (``--no-fill``): it is not waited for, and the re-vote fill row times it."""
+    from codeground.app.query import open_index
+
+    cmd = [*_codeground(), "index", str(checkout), "--index-dir", str(index_dir), "--no-fill"]
+    figures = _launches(cmd, runs, before_each=lambda: shutil.rmtree(index_dir, ignore_errors=True))
+    return {"repo": str(checkout), **figures, "records": open_index(index_dir)[1].chunk_count}
+
+
+def _chat_start(index_dir: Path, runs: int = 3, timeout_s: float = 120.0) -> dict[str, Any]:
+    """Seconds from launching `codeground chat --index-dir INDEX_DIR` until its page answers on
+    127.0.0.1 (polled every 50 ms), offline: the median of ``runs`` launches after a first one,
+    reported apart as in ``_launches``."""
+    import socket
+    import urllib.request
+
+    def once() -> float:
+        with socket.socket() as s:  # a free port for this launch
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        cmd = [*_codeground(), "chat", "--index-dir", str(index_dir), "--port", str(port)]
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+            try:
+                while time.perf_counter() - t0 < timeout_s:
+                    if proc.poll() is not None:
+                        err.seek(0)
+                        last = (err.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+                        raise CodegroundError(f"`codeground chat` failed in the bench: {last[:300]}")
+                    try:
+                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as page:
+                            if page.status == 200:
+                                return round(time.perf_counter() - t0, 2)
+                    except OSError:
+                        time.sleep(0.05)
+                raise CodegroundError(f"`codeground chat` served no page within {timeout_s:.0f} s in the bench")
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+    first, *timed = [once() for _ in range(runs + 1)]
+    return {"runs_s": timed, "median_s": round(statistics.median(timed), 2), "first_launch_s": first}
 
 
 def _timed_child(args: list[str]) -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
@@ -339,9 +393,13 @@ def run_bench(
     cold_runs: int = 3,
     cache: Path = DEFAULT_CACHE,
     reranker: Any = None,
+    checkout: Path | None = CHECKOUT,
     on_stage: Callable[[str], None] = lambda stage: None,
 ) -> dict[str, Any]:
     """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``).
+
+    ``checkout`` (default: this checkout, when the bench runs from one) is indexed with
+    `codeground index` and the chat is launched on it, as `just demo` does; ``None`` skips both rows.
 
     ``reranker`` (a ``BuildSettings``) also builds codeground's own reranker and measures recall with
     it (about 25 minutes more). ``on_stage(text)`` is told when each stage starts (the whole run takes
@@ -390,6 +448,13 @@ def run_bench(
     on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
     report["cold_start"] = _cold_start(index_dir, question, full or pipelines[0], runs=cold_runs)
     report["cold_start"]["pipeline"] = (full or pipelines[0]).name
+    if checkout is not None:
+        demo_index = index_dir.parent / f"{index_dir.name}-checkout"
+        on_stage(f"index of {checkout} with `codeground index` ({cold_runs} runs, from nothing)")
+        report["checkout_index"] = _checkout_index(checkout, demo_index, runs=cold_runs)
+        on_stage(f"chat start: `codeground chat` on that index until its page answers ({cold_runs} runs)")
+        report["chat_start"] = _chat_start(demo_index, runs=cold_runs)
+        shutil.rmtree(demo_index, ignore_errors=True)
     report["load_average"]["end"] = round(os.getloadavg()[0], 2)
     return report
 

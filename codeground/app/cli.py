@@ -779,6 +779,14 @@ def _print_bench(report: dict) -> None:
         f"peak RSS {cold['peak_rss_mb']} MB; the first launch before them {cold['first_launch_s']} s "
         f"({cold['first_launch_read_mb']} MB read from disk)"
     )
+    if "checkout_index" in report:
+        demo, chat = report["checkout_index"], report["chat_start"]
+        console.print(
+            f"`codeground index` of {demo['repo']} from nothing ({demo['records']} records): median "
+            f"{demo['median_s']} s of {len(demo['runs_s'])}, peak RSS {demo['peak_rss_mb']} MB (first launch "
+            f"{demo['first_launch_s']} s); `codeground chat` on it, launch to page served: median "
+            f"{chat['median_s']} s of {len(chat['runs_s'])} (first launch {chat['first_launch_s']} s)"
+        )
     if "qdrant" in report:
         q = report["qdrant"]
         idx, inc, cold = q["index"], q["incremental"], q["cold_start"]

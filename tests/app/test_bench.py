@@ -13,7 +13,7 @@ from codeground.components.cpu import VECTOR_FLAGS
 from tests.conftest import make_sample_repo
 
 
-def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_restores_files(tmp_path):
+def test_bench_reports_index_incremental_recall_latency_cold_starts_of_search_index_and_chat_and_restores_files(tmp_path):
     repo = make_sample_repo(tmp_path / "repo")
     text = (repo / "pkg" / "trainer.py").read_text()
     start = text.index("    @retry(times=2)")
@@ -49,6 +49,7 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
         default_variants(),
         cold_runs=1,
         cache=tmp_path / "cache",
+        checkout=repo,
         on_stage=stages.append,
     )
 
@@ -105,7 +106,17 @@ def test_bench_reports_index_incremental_recall_latency_and_cold_start_and_resto
         "latency",
         "embedder",
         "cold",
+        "index",
+        "chat",
     ]
+    # as `just demo` does: `codeground index` of a checkout from nothing, then the chat on it until
+    # its page answers; each a new process, the first launch reported apart
+    demo = report["checkout_index"]
+    assert demo["records"] == report["index"]["records"] and demo["repo"] == str(repo)
+    assert demo["median_s"] > 0 and demo["first_launch_s"] > 0 and demo["peak_rss_mb"] > 0
+    chat = report["chat_start"]
+    assert len(chat["runs_s"]) == 1 and chat["median_s"] > 0 and chat["first_launch_s"] > 0
+    assert not (tmp_path / "index-checkout").exists()
     assert set(report["load_average"]) == {"start", "end"}
     assert report["machine"]["cores"] >= 1
 

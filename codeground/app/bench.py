@@ -8,7 +8,8 @@ afterwards), the re-vote's vectors for every record (what ``codeground index`` f
 once the index is live: its own row, wall and peak RSS of a child process), recall@k and
 warm retrieval latency per pipeline variant on the dev questions, the cold start of a
 `codeground search` process, and, as `just demo` does, `codeground index` of this checkout from
-nothing and `codeground chat` on it until its page answers. It writes a JSON report and returns it for the CLI to print.
+nothing and `codeground chat` on it until its page answers. It writes a JSON report and returns it
+for the CLI to print.
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def _chat_start(index_dir: Path, runs: int = 3, timeout_s: float = 120.0) -> dic
                                 return round(time.perf_counter() - t0, 2)
                     except OSError:
                         time.sleep(0.05)
-                raise CodegroundError(f"`codeground chat` served no page within {timeout_s:.0f} s in the bench")
+                raise CodegroundError(f"`codeground chat` served no page in {timeout_s:.0f} s in the bench")
             finally:
                 proc.terminate()
                 try:

@@ -13,7 +13,7 @@ from codeground.components.cpu import VECTOR_FLAGS
 from tests.conftest import make_sample_repo
 
 
-def test_bench_reports_index_incremental_recall_latency_cold_starts_of_search_index_and_chat_and_restores_files(tmp_path):
+def test_bench_reports_index_incremental_recall_latency_and_launch_times_and_restores_files(tmp_path):
     repo = make_sample_repo(tmp_path / "repo")
     text = (repo / "pkg" / "trainer.py").read_text()
     start = text.index("    @retry(times=2)")

@@ -15,7 +15,9 @@ lost R@1 (docs 0.660 → 0.617, code 0.500 → 0.417) against BM25L over the sam
 Layout (one file, written by the standard library's ``sqlite3``):
 - ``records``: one row per record (id, content, meta as JSON, token count); the row id is the
   storage order, which breaks score ties like the stock store's insertion order. Row ids are never
-  reused (``AUTOINCREMENT``).
+  reused (``AUTOINCREMENT``). The token counts a query needs for every scorable record are read from
+  their own index (``records_scorable``, 0.5 MB for vLLM's 39,099 records), not by scanning the
+  table: a first search after the file left the OS cache read 77 MB of the file, now 9 MB.
 - ``postings``: per term, the row ids holding it and their term frequencies, as two packed arrays.
   A query reads only its own terms' rows; nothing is loaded at start-up.
 - ``symbols``: each record's ``meta["symbol"]`` and its last dotted part (``Trainer.fit`` → ``fit``),
@@ -79,7 +81,11 @@ CREATE TABLE IF NOT EXISTS postings (
 CREATE TABLE IF NOT EXISTS symbols (row INTEGER PRIMARY KEY, symbol TEXT NOT NULL, tail TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS symbols_by_symbol ON symbols (symbol);
 CREATE INDEX IF NOT EXISTS symbols_by_tail ON symbols (tail);
+CREATE INDEX IF NOT EXISTS records_scorable ON records (n_tokens) WHERE content IS NOT NULL;
 """
+# the token count of every scorable record, answered from ``records_scorable`` alone (a store written
+# before that index existed is scanned instead, with the same answer)
+LENGTHS_SQL = "SELECT rowid, n_tokens FROM records WHERE content IS NOT NULL"
 
 
 class SQLiteBM25DocumentStore:
@@ -438,7 +444,7 @@ class SQLiteBM25DocumentStore:
         cached = self._lengths
         if cached is not None and cached[0] == version:
             return cached
-        rows = conn.execute("SELECT rowid, n_tokens FROM records WHERE content IS NOT NULL").fetchall()
+        rows = conn.execute(LENGTHS_SQL).fetchall()
         top = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM records").fetchone()[0]
         length = np.zeros(top + 1, dtype=np.float64)
         alive = np.zeros(top + 1, dtype=bool)

@@ -14,7 +14,7 @@ from haystack.document_stores.types import DuplicatePolicy
 
 from codeground.components.identifiers import query_tokens, tokenize
 from codeground.components.retrievers.bm25 import BM25Retriever
-from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore, meta_rows
+from codeground.components.stores.sqlite_bm25 import LENGTHS_SQL, SQLiteBM25DocumentStore, meta_rows
 
 
 def docs():
@@ -290,6 +290,35 @@ def test_retrieval_reads_only_the_query_terms(tmp_path, monkeypatch):
     assert reader.bm25_retrieval("load model", top_k=3)
     postings_reads = [s for s in statements if "FROM postings" in s]
     assert postings_reads and all("'load'" in s and "'model'" in s for s in postings_reads)
+
+
+def test_token_counts_are_read_from_their_own_index_and_a_file_written_before_it_answers_the_same(tmp_path):
+    """A first search after the file left the OS cache scanned the whole records table for them
+    (77 of vLLM's 92 MB); their index is 0.5 MB."""
+    path = str(tmp_path / "bm25.sqlite3")
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.write_documents(random_docs(7, 100))
+    writer.save()
+
+    def plan() -> str:
+        with sqlite3.connect(path) as conn:
+            return " ".join(str(row) for row in conn.execute("EXPLAIN QUERY PLAN " + LENGTHS_SQL))
+
+    def found() -> list[tuple[str, float]]:
+        reader = SQLiteBM25DocumentStore(persist_path=path)
+        return [(d.id, d.score) for d in reader.bm25_retrieval("load model", top_k=20)]
+
+    assert "records_scorable" in plan()
+    expected = found()
+    assert expected
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX records_scorable")
+    assert "records_scorable" not in plan()
+    assert found() == expected
+    writer = SQLiteBM25DocumentStore(persist_path=path)  # an incremental run adds the index
+    writer.write_documents(random_docs(8, 5, prefix="n"))
+    writer.save()
+    assert "records_scorable" in plan()
 
 
 def test_concurrent_readers_get_the_same_results(tmp_path):

@@ -100,17 +100,19 @@ def load_static_model(model: str | Path, *, dims: int = 256) -> Any:
     import json
 
     from model2vec import StaticModel
-    from safetensors.numpy import load_file
+    from safetensors import safe_open
     from tokenizers import Tokenizer
 
     folder = distilled_model(model, dims=dims)
-    tensors = load_file(str(folder / "model.safetensors"))
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    extra = set(tensors) - {"embeddings"}
+    table = folder / "model.safetensors"
+    with safe_open(str(table), framework="numpy") as tensors:  # the header only, not the table
+        extra = set(tensors.keys()) - {"embeddings"}
+        shape = tuple(tensors.get_slice("embeddings").get_shape()) if not extra else ()
     if extra:  # vocabulary quantization or token weights: not what distil_table writes
         raise ValueError(f"unexpected tensors {sorted(extra)} in the static model {folder}")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     return StaticModel(
-        vectors=_float32_table(folder, tensors["embeddings"]),
+        vectors=_float32_table(folder, shape, table),
         tokenizer=Tokenizer.from_file(str(folder / "tokenizer.json")),
         config=config,
         normalize=config.get("normalize", False),
@@ -118,22 +120,24 @@ def load_static_model(model: str | Path, *, dims: int = 256) -> Any:
     )
 
 
-def _float32_table(folder: Path, table: Any) -> Any:
-    """The float32 copy of ``table`` kept beside the model, memory-mapped (written on first use; in
-    memory when the folder cannot be written)."""
+def _float32_table(folder: Path, shape: tuple[int, ...], table: Path) -> Any:
+    """The float32 copy of the ``embeddings`` table of ``table`` (of ``shape``) kept beside the
+    model, memory-mapped (written on first use; in memory when the folder cannot be written). The
+    float16 table itself is read only to write that copy: a start reads neither table whole."""
     import numpy as np
+    from safetensors.numpy import load_file
 
     path = folder / "embeddings.f32.npy"
     try:
         for _ in range(2):
             if not path.is_file():
                 tmp = folder / f".embeddings.f32.{os.getpid()}.npy"
-                np.save(tmp, np.asarray(table, dtype=np.float32))
+                np.save(tmp, np.asarray(load_file(str(table))["embeddings"], dtype=np.float32))
                 os.replace(tmp, path)
             mapped = np.load(path, mmap_mode="r")
-            if mapped.shape == table.shape and mapped.dtype == np.float32:
+            if mapped.shape == shape and mapped.dtype == np.float32:
                 return mapped
             path.unlink(missing_ok=True)  # not a copy of this table: write it again
     except (OSError, ValueError):
         pass
-    return np.asarray(table, dtype=np.float32)
+    return np.asarray(load_file(str(table))["embeddings"], dtype=np.float32)

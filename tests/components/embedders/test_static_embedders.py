@@ -171,20 +171,39 @@ def test_the_same_model_installed_elsewhere_finds_the_vectors_and_the_table_alre
     assert second.run(documents=_docs())["meta"] == {"cached": 3, "embedded": 0}
 
 
-def test_the_float32_table_is_written_once_beside_the_model_and_memory_mapped(tmp_path):
+def _table_file(folder, table):
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "model.safetensors"
+    save_file({"embeddings": table}, str(path))
+    return path
+
+
+def test_the_float32_table_is_written_once_memory_mapped_and_the_float16_one_not_read_again(
+    tmp_path, monkeypatch
+):
+    import safetensors.numpy
+
     table = (np.arange(12, dtype=np.float16) / 7).reshape(4, 3)
-    mapped = static_distill._float32_table(tmp_path, table)
+    path = _table_file(tmp_path, table)
+    mapped = static_distill._float32_table(tmp_path, table.shape, path)
     assert isinstance(mapped, np.memmap) and mapped.dtype == np.float32
     assert np.array_equal(mapped, table.astype(np.float32))
     written = (tmp_path / "embeddings.f32.npy").stat().st_mtime_ns
-    again = static_distill._float32_table(tmp_path, table)
+    with monkeypatch.context() as m:  # a start with the copy in place reads only the table's header
+        m.setattr(safetensors.numpy, "load_file", lambda *a, **k: pytest.fail("float16 table read"))
+        again = static_distill._float32_table(tmp_path, table.shape, path)
     assert np.array_equal(again, mapped) and (tmp_path / "embeddings.f32.npy").stat().st_mtime_ns == written
     other = np.ones((5, 3), dtype=np.float16)  # a copy of another table is not used
-    assert np.array_equal(static_distill._float32_table(tmp_path, other), other.astype(np.float32))
+    path = _table_file(tmp_path, other)
+    out = static_distill._float32_table(tmp_path, other.shape, path)
+    assert np.array_equal(out, other.astype(np.float32))
 
 
 def test_a_model_folder_that_cannot_be_written_gets_the_table_in_memory(tmp_path):
     table = np.ones((2, 2), dtype=np.float16)
+    path = _table_file(tmp_path / "model", table)
     missing = tmp_path / "gone"  # np.save into a folder that does not exist fails like a read-only one
-    out = static_distill._float32_table(missing, table)
+    out = static_distill._float32_table(missing, table.shape, path)
     assert not isinstance(out, np.memmap) and out.dtype == np.float32 and np.array_equal(out, table)

@@ -10,6 +10,10 @@ import os
 from codeground import telemetry_off as _telemetry_off  # noqa: E402
 
 _telemetry_off.install()
+# Servers on this machine (the chat's page, Ollama, Chroma) are reached directly, not through a proxy.
+from codeground import loopback_direct as _loopback_direct  # noqa: E402
+
+_loopback_direct.install()
 # No download progress bars from the model libraries; codeground draws its own.
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

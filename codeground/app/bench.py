@@ -243,6 +243,8 @@ def _chat_start(index_dir: Path, runs: int = 3, timeout_s: float = 120.0) -> dic
     import socket
     import urllib.request
 
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
+
     def once() -> float:
         with socket.socket() as s:  # a free port for this launch
             s.bind(("127.0.0.1", 0))
@@ -258,11 +260,12 @@ def _chat_start(index_dir: Path, runs: int = 3, timeout_s: float = 120.0) -> dic
                         last = (err.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
                         raise CodegroundError(f"`codeground chat` failed in the bench: {last[:300]}")
                     try:
-                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as page:
+                        with direct.open(f"http://127.0.0.1:{port}/", timeout=1) as page:
                             if page.status == 200:
                                 return round(time.perf_counter() - t0, 2)
                     except OSError:
-                        time.sleep(0.05)
+                        pass
+                    time.sleep(0.05)
                 raise CodegroundError(f"`codeground chat` served no page in {timeout_s:.0f} s in the bench")
             finally:
                 proc.terminate()
@@ -274,6 +277,14 @@ def _chat_start(index_dir: Path, runs: int = 3, timeout_s: float = 120.0) -> dic
 
     first, *timed = [once() for _ in range(runs + 1)]
     return {"runs_s": timed, "median_s": round(statistics.median(timed), 2), "first_launch_s": first}
+
+
+def _row(measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``measure()``, or ``{"error": …}`` with its one line when it fails."""
+    try:
+        return measure()
+    except CodegroundError as exc:
+        return {"error": str(exc)}
 
 
 def _timed_child(args: list[str]) -> tuple[subprocess.CompletedProcess, dict[str, Any]]:
@@ -449,13 +460,16 @@ def run_bench(
     on_stage(f"cold start of `codeground search` ({cold_runs} runs)")
     report["cold_start"] = _cold_start(index_dir, question, full or pipelines[0], runs=cold_runs)
     report["cold_start"]["pipeline"] = (full or pipelines[0]).name
-    if checkout is not None:
+    if checkout is not None:  # the last rows: a failure is reported in its row, the rest is kept
         demo_index = index_dir.parent / f"{index_dir.name}-checkout"
-        on_stage(f"index of {checkout} with `codeground index` ({cold_runs} runs, from nothing)")
-        report["checkout_index"] = _checkout_index(checkout, demo_index, runs=cold_runs)
-        on_stage(f"chat start: `codeground chat` on that index until its page answers ({cold_runs} runs)")
-        report["chat_start"] = _chat_start(demo_index, runs=cold_runs)
-        shutil.rmtree(demo_index, ignore_errors=True)
+        try:
+            on_stage(f"index of {checkout} with `codeground index` ({cold_runs} runs, from nothing)")
+            report["checkout_index"] = _row(lambda: _checkout_index(checkout, demo_index, runs=cold_runs))
+            if "error" not in report["checkout_index"]:
+                on_stage(f"chat start: `codeground chat` on it until its page answers ({cold_runs} runs)")
+                report["chat_start"] = _row(lambda: _chat_start(demo_index, runs=cold_runs))
+        finally:
+            shutil.rmtree(demo_index, ignore_errors=True)
     report["load_average"]["end"] = round(os.getloadavg()[0], 2)
     return report
 

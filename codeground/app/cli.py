@@ -779,7 +779,10 @@ def _print_bench(report: dict) -> None:
         f"peak RSS {cold['peak_rss_mb']} MB; the first launch before them {cold['first_launch_s']} s "
         f"({cold['first_launch_read_mb']} MB read from disk)"
     )
-    if "checkout_index" in report:
+    for row in ("checkout_index", "chat_start"):
+        if "error" in report.get(row, {}):
+            console.print(f"{row}: not measured: {report[row]['error']}")
+    if "median_s" in report.get("chat_start", {}):
         demo, chat = report["checkout_index"], report["chat_start"]
         console.print(
             f"`codeground index` of {demo['repo']} from nothing ({demo['records']} records): median "

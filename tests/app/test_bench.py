@@ -211,3 +211,12 @@ def test_model_preparation_also_loads_the_query_yamls_rankers_that_embed(tmp_pat
     )
     assert prepare_rankers(static) == ["bi_encoder"]
     assert prepare_rankers(PIPELINES_DIR / "bm25.yaml") == []  # no ranker there embeds
+
+
+def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):
+    """The demo rows come last: a chat that does not start must not throw away the whole report."""
+    from codeground.app.bench import _chat_start, _row
+
+    row = _row(lambda: _chat_start(tmp_path / "no-index", runs=1, timeout_s=60))
+    assert set(row) == {"error"} and "`codeground chat` failed in the bench" in row["error"]
+    assert "\n" not in row["error"]

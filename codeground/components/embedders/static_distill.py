@@ -127,12 +127,15 @@ def _float32_table(folder: Path, shape: tuple[int, ...], table: Path) -> Any:
     import numpy as np
     from safetensors.numpy import load_file
 
+    def float32() -> Any:
+        return np.asarray(load_file(str(table))["embeddings"], dtype=np.float32)
+
     path = folder / "embeddings.f32.npy"
     try:
         for _ in range(2):
             if not path.is_file():
                 tmp = folder / f".embeddings.f32.{os.getpid()}.npy"
-                np.save(tmp, np.asarray(load_file(str(table))["embeddings"], dtype=np.float32))
+                np.save(tmp, float32())
                 os.replace(tmp, path)
             mapped = np.load(path, mmap_mode="r")
             if mapped.shape == shape and mapped.dtype == np.float32:
@@ -140,4 +143,4 @@ def _float32_table(folder: Path, shape: tuple[int, ...], table: Path) -> Any:
             path.unlink(missing_ok=True)  # not a copy of this table: write it again
     except (OSError, ValueError):
         pass
-    return np.asarray(load_file(str(table))["embeddings"], dtype=np.float32)
+    return float32()

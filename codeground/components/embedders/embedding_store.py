@@ -6,15 +6,17 @@ Rules:
 - Each row sits whole in a table page (a rowid table with the key in its own unique index): a
   WITHOUT ROWID table keeps at most about 1 kB of a row in its page, so every MiniLM vector (1.5 kB)
   took a 4 kB overflow page of its own and the file was 3.1× its vectors. A file in that older
-  layout is moved to this one when it is first opened.
+  layout is moved to this one when it is first opened (atomically, under the write lock), then
+  compacted unless another process is in the way (never waited for: the freed pages are reused).
 - A hit refreshes the entry's last use when that is more than ``REFRESH_S`` old: the eviction order
   only has to tell what a machine uses now from what it stopped using, and a lookup that finds
   everything fresh writes nothing.
 - When the vectors pass ``max_bytes`` the least recently used are dropped until they fill at most
   nine tenths of it. Their running total is kept by triggers, so a write does not scan the file;
   it is recounted before anything is dropped.
-- Concurrent indexers share the file (SQLite's own locking; a busy file is waited for). An
-  unreadable cache is not an error: it is started afresh.
+- Concurrent indexers share the file (SQLite's own locking; a busy file is waited for up to
+  ``BUSY_TIMEOUT_S``, then the error is raised). A file that is not a database or is damaged is not
+  an error: it is started afresh. A busy one is never taken for damaged.
 
 Usage:
 ```python
@@ -61,7 +63,12 @@ SCHEMA = (
     "CREATE TRIGGER IF NOT EXISTS vectors_replaced AFTER UPDATE OF vector ON vectors BEGIN"
     " UPDATE totals SET bytes = bytes - length(old.vector) + length(new.vector); END",
 )
+SCHEMA_NAMES = frozenset(
+    {"vectors", "vectors_used", "totals", "vectors_added", "vectors_dropped", "vectors_replaced"}
+)
 REFRESH_S = 3600  # a hit older than this is marked used again
+BUSY_TIMEOUT_S = 60.0  # how long a file another process is writing is waited for
+DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # the errors that mean "start afresh"
 CHUNK = 500  # keys per SQL statement (well under SQLite's variable limit)
 
 
@@ -89,20 +96,20 @@ class EmbeddingStore:
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = self._connect()
-            db.execute("SELECT count(*) FROM totals").fetchone()
-            return db
-        except sqlite3.DatabaseError as exc:  # not a database, or damaged: start afresh
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorcode not in DAMAGED:  # busy, locked, …: never a reason to drop the cache
+                raise
             logger.warning("embedding cache %s unreadable (%s); starting a new one", self.path, exc)
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        if db.execute("PRAGMA user_version").fetchone()[0] < LAYOUT:
+        if not _current(db):
             _upgrade(db)
         return db
 
@@ -160,7 +167,9 @@ class EmbeddingStore:
     def _evict(self) -> None:
         if self._db.execute("SELECT bytes FROM totals").fetchone()[0] <= self.max_bytes:
             return
-        total = _recount(self._db)  # another writer may have left the running total off
+        total = _recount(self._db)  # an older codeground's REPLACE leaves the running total too high
+        if total <= self.max_bytes:
+            return
         target = self.max_bytes * 9 // 10
         doomed: list[int] = []
         oldest = "SELECT rowid, length(vector) FROM vectors ORDER BY used"
@@ -188,38 +197,61 @@ def _recount(db: sqlite3.Connection) -> int:
     return int(size)
 
 
+def _current(db: sqlite3.Connection) -> bool:
+    """Whether the file holds this layout, complete."""
+    if db.execute("PRAGMA user_version").fetchone()[0] < LAYOUT:
+        return False
+    names = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    return names >= SCHEMA_NAMES and db.execute("SELECT count(*) FROM totals").fetchone()[0] == 1
+
+
 def _upgrade(db: sqlite3.Connection) -> None:
-    """Create this layout, moving the vectors of an older one into it (once, under the write lock;
-    then the file is compacted when nobody else is reading it)."""
+    """Make the file this layout (once, under the write lock): a ``WITHOUT ROWID`` table of before
+    is moved into it, then the file is compacted if nobody else is writing; anything else missing
+    (a new file, a copy that lost its ``user_version``) is created and the totals recounted."""
     moved = 0
     db.execute("BEGIN IMMEDIATE")
     try:
-        if db.execute("PRAGMA user_version").fetchone()[0] < LAYOUT:  # not done by another process meanwhile
-            found = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'"
-            old = db.execute(found).fetchone()
-            if old:
+        if not _current(db):  # not done by another process meanwhile
+            table = db.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vectors'"
+            ).fetchone()
+            older = table is not None and "WITHOUT ROWID" in table[0].upper()
+            if older:
+                for trigger in ("vectors_added", "vectors_dropped", "vectors_replaced"):
+                    db.execute(f"DROP TRIGGER IF EXISTS {trigger}")
                 db.execute("DROP INDEX IF EXISTS vectors_used")
                 db.execute("ALTER TABLE vectors RENAME TO vectors_before")
             for statement in SCHEMA:
                 db.execute(statement)
-            if old:
+            if older:
                 db.execute(
                     "INSERT OR IGNORE INTO vectors (key, vector, used)"
                     " SELECT key, vector, used FROM vectors_before ORDER BY used"
                 )
-                moved = db.execute("SELECT entries FROM totals").fetchone()[0]
                 db.execute("DROP TABLE vectors_before")
+            _recount(db)
+            moved = db.execute("SELECT entries FROM totals").fetchone()[0] if older else 0
             db.execute(f"PRAGMA user_version = {LAYOUT}")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
     if moved:
-        before = db.execute("PRAGMA page_count").fetchone()[0]
-        try:
-            db.execute("VACUUM")  # give the old layout's pages back to the disk: into the WAL,
-            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # then into the file, which shrinks
-        except sqlite3.OperationalError as exc:  # busy: the freed pages are reused instead
-            logger.info("embedding cache not compacted now (%s)", exc)
-        after = db.execute("PRAGMA page_count").fetchone()[0]
-        logger.info("embedding cache: %d vectors moved over (%d → %d pages)", moved, before, after)
+        _compact(db)
+        logger.info("embedding cache: %d vectors moved to this layout", moved)
+
+
+def _compact(db: sqlite3.Connection) -> None:
+    """Give freed pages back to the disk now if no other process is in the way; otherwise they are
+    reused, and the file shrinks when its last connection closes. Never waits for the others."""
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        db.execute("VACUUM")  # into the WAL,
+        busy = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]  # then into the file
+    except sqlite3.OperationalError:
+        busy = 1
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    if busy:
+        logger.info("embedding cache not compacted now: another process is using it")

@@ -91,15 +91,17 @@ def test_the_running_total_follows_puts_replacements_and_evictions(tmp_path, clo
     assert store.stats()["bytes"] <= 16 * 20
 
 
-def test_a_running_total_left_too_high_by_another_writer_drops_nothing_it_should_keep(tmp_path):
+def test_an_older_writers_replace_leaves_the_total_too_high_and_nothing_is_dropped_for_it(tmp_path):
     path = tmp_path / "e.sqlite"
     store = EmbeddingStore(path, max_bytes=16 * 10)
-    keys = [store.key("e", str(i)) for i in range(5)]
-    store.put({key: _vec(i) for i, key in enumerate(keys)})
-    _query(path, "UPDATE totals SET bytes = bytes + 1000")  # e.g. an older codeground's INSERT OR REPLACE
-    store.put({store.key("e", "new"): _vec(9)})
-    assert len(store.get(keys)) == 5
-    assert store.stats() == {"entries": 6, "bytes": 16 * 6}
+    keys = [store.key("e", str(i)) for i in range(10)]
+    store.put({key: _vec(i) for i, key in enumerate(keys)})  # exactly at the cap
+    # codeground before 2026-12-03 wrote with INSERT OR REPLACE: its delete fires no trigger
+    _query(path, "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", keys[0], _vec(5).tobytes(), 1)
+    assert _query(path, "SELECT bytes FROM totals") == [(16 * 11,)]
+    store.put({keys[1]: _vec(7)})  # a new put sees the total over the cap, recounts, drops nothing
+    assert len(store.get(keys)) == 10
+    assert _query(path, "SELECT entries, bytes FROM totals") == [(10, 16 * 10)]
 
 
 def test_a_minilm_size_vector_sits_in_its_table_page_without_overflow(tmp_path):
@@ -138,6 +140,32 @@ def test_a_cache_in_the_older_layout_is_moved_over_with_every_vector_and_last_us
     assert _query(path, "PRAGMA user_version") == [(embedding_store.LAYOUT,)]
     tables = {name for (name,) in _query(path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert tables == {"vectors", "totals"}
+
+
+def test_a_copy_that_lost_its_layout_mark_keeps_its_triggers_and_its_cap(tmp_path):
+    path = tmp_path / "e.sqlite"
+    store = EmbeddingStore(path, max_bytes=16 * 10)
+    store.put({store.key("e", str(i)): _vec(i) for i in range(5)})
+    _query(path, "PRAGMA user_version = 0")  # as `sqlite3 .dump` and a restore leave it
+    again = EmbeddingStore(path, max_bytes=16 * 10)
+    again.put({again.key("e", f"more {i}"): _vec(i) for i in range(50)})
+    triggers = {name for (name,) in _query(path, "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert triggers == {"vectors_added", "vectors_dropped", "vectors_replaced"}
+    assert again.stats()["bytes"] <= 16 * 10
+    assert _query(path, "SELECT entries, bytes FROM totals") == [tuple(again.stats().values())]
+
+
+def test_a_cache_busy_past_the_timeout_raises_and_keeps_every_vector(tmp_path, monkeypatch):
+    path = tmp_path / "e.sqlite"
+    keys = [EmbeddingStore.key("minilm", str(i)) for i in range(20)]
+    _older_layout(path, [(k, _vec(i).tobytes(), i) for i, k in enumerate(keys)])  # needs the write lock
+    monkeypatch.setattr(embedding_store, "BUSY_TIMEOUT_S", 0.2)
+    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another process is writing (or moving it over)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            EmbeddingStore(path, max_bytes=1 << 20)
+        writer.execute("ROLLBACK")
+    assert len(EmbeddingStore(path, max_bytes=1 << 20).get(keys)) == 20
 
 
 def test_a_damaged_cache_file_is_started_afresh(tmp_path):

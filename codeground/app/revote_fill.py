@@ -72,6 +72,14 @@ def revote_embedders(query_pipeline: str | Path) -> list[tuple[str, dict[str, An
     return found
 
 
+def _waiting_as_indexers_do(spec: dict[str, Any]) -> dict[str, Any]:
+    """The query YAML's embedder without its question-time ``wait_s``: the fill runs in the
+    background, so it waits for another process writing the embedding cache as an indexer does,
+    instead of leaving vectors unkept after the second a question allows itself."""
+    params = {k: v for k, v in (spec.get("init_parameters") or {}).items() if k != "wait_s"}
+    return {**spec, "init_parameters": params}
+
+
 def _ordered_ids(store: Any) -> list[str]:
     rows = store.meta_rows(["source_type"])
     rank = {t: i for i, t in enumerate(TYPE_ORDER)}
@@ -191,7 +199,7 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
         _write_state(index_dir, state)
         built = []
         for name, spec in embedders:
-            embedder = build_inner(spec, name)
+            embedder = build_inner(_waiting_as_indexers_do(spec), name)
             if hasattr(embedder, "warm_up"):
                 embedder.warm_up()
             built.append(embedder)

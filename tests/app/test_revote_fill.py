@@ -105,6 +105,17 @@ def test_only_rankers_that_embed_candidates_are_filled_and_nothing_else_is_start
     assert revote_fill.fill(PROJECT_ROOT / "no-such-index")["state"] == "stopped"
 
 
+def test_a_question_waits_a_second_for_a_busy_cache_and_the_fill_waits_as_indexers_do():
+    from codeground.components.embedders.cached_document import CachedDocumentEmbedder
+    from codeground.components.embedders.embedding_store import BUSY_TIMEOUT_S
+
+    [(_, spec)] = revote_fill.revote_embedders(PIPELINES_DIR / "query.yaml")
+    assert CachedDocumentEmbedder.from_dict(spec).wait_s == 1
+    background = CachedDocumentEmbedder.from_dict(revote_fill._waiting_as_indexers_do(spec))
+    assert background.wait_s == BUSY_TIMEOUT_S
+    assert background.embedder == spec["init_parameters"]["embedder"]  # the same vectors either way
+
+
 def test_an_index_without_a_sqlite_record_store_is_not_filled(tmp_path):
     generation = tmp_path / "idx" / "gen-1"
     generation.mkdir(parents=True)

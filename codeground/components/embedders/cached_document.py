@@ -10,7 +10,7 @@ from typing import Any
 from haystack import Document, component, default_to_dict
 
 from codeground.components.embedders.document_text import embedding_text
-from codeground.components.embedders.embedding_store import EmbeddingStore, default_path
+from codeground.components.embedders.embedding_store import BUSY_TIMEOUT_S, EmbeddingStore, default_path
 from codeground.components.embedders.model_cache import source_fingerprint
 from codeground.components.inner import build_inner
 
@@ -50,16 +50,24 @@ class CachedDocumentEmbedder:
     """
 
     def __init__(
-        self, *, embedder: dict[str, Any], cache_path: str | None = None, max_mb: int = 2048
+        self,
+        *,
+        embedder: dict[str, Any],
+        cache_path: str | None = None,
+        max_mb: int = 2048,
+        wait_s: float = BUSY_TIMEOUT_S,
     ) -> None:
         """
         :param embedder: the document embedder, serialized (``type`` + ``init_parameters``).
         :param cache_path: the SQLite file (default ``$CODEGROUND_CACHE/embeddings.sqlite``).
         :param max_mb: size cap of the stored vectors; the least recently used go first.
+        :param wait_s: how long a write waits for another process writing the cache, then goes on
+            without keeping its vectors (``embedding_store``); a question-time embedder sets it low.
         """
         self.embedder = embedder
         self.cache_path = cache_path
         self.max_mb = max_mb
+        self.wait_s = wait_s
         self._inner: Any = None
         self._store: EmbeddingStore | None = None
         self._identity = ""
@@ -67,7 +75,9 @@ class CachedDocumentEmbedder:
     def to_dict(self) -> dict[str, Any]:
         """Serialize with the inner embedder in its own serialized form."""
         inner = self.embedder if isinstance(self.embedder, dict) else self.embedder.to_dict()
-        return default_to_dict(self, embedder=inner, cache_path=self.cache_path, max_mb=self.max_mb)
+        return default_to_dict(
+            self, embedder=inner, cache_path=self.cache_path, max_mb=self.max_mb, wait_s=self.wait_s
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CachedDocumentEmbedder:
@@ -82,7 +92,9 @@ class CachedDocumentEmbedder:
                 inner.warm_up()
             self._identity = _identity(inner)
             self._store = EmbeddingStore(
-                self.cache_path or default_path(), max_bytes=int(self.max_mb) * 1024 * 1024
+                self.cache_path or default_path(),
+                max_bytes=int(self.max_mb) * 1024 * 1024,
+                wait_s=float(self.wait_s),
             )
             self._inner = inner
 

@@ -15,8 +15,11 @@ Rules:
   nine tenths of it. Their running total is kept by triggers, so a write does not scan the file;
   it is recounted before anything is dropped.
 - Concurrent indexers share the file (SQLite's own locking; a busy file is waited for up to
-  ``BUSY_TIMEOUT_S``, then the error is raised). A file that is not a database or is damaged is not
-  an error: it is started afresh. A busy one is never taken for damaged.
+  ``wait_s``, a minute unless told: the query YAML's re-vote tells it one second, so a question
+  never waits long for an indexer). The cache only saves work, so neither a busy file nor a damaged
+  one fails the caller: a write that still finds the file busy is skipped with a warning (what was
+  not kept), a process that cannot open it keeps its vectors in memory, and a file that is not a
+  database or is damaged is started afresh. A busy file is never taken for damaged.
 
 Usage:
 ```python
@@ -67,9 +70,15 @@ SCHEMA_NAMES = frozenset(
     {"vectors", "vectors_used", "totals", "vectors_added", "vectors_dropped", "vectors_replaced"}
 )
 REFRESH_S = 3600  # a hit older than this is marked used again
-BUSY_TIMEOUT_S = 60.0  # how long a file another process is writing is waited for
+BUSY_TIMEOUT_S = 60.0  # how long a file another process is writing is waited for, by default
 DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # the errors that mean "start afresh"
+BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # another process holds the file past the timeout
 CHUNK = 500  # keys per SQL statement (well under SQLite's variable limit)
+
+
+def _code(exc: sqlite3.Error) -> int:
+    """The primary result code of an SQLite error (extended codes carry it in their low byte)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def default_path() -> Path:
@@ -87,9 +96,16 @@ def _chunks(items: list, size: int = CHUNK) -> Iterable[tuple[list, str]]:
 class EmbeddingStore:
     """A least-recently-used map from (embedder identity, text) to float32 vectors, in one SQLite file."""
 
-    def __init__(self, path: str | Path, *, max_bytes: int) -> None:
+    def __init__(self, path: str | Path, *, max_bytes: int, wait_s: float = BUSY_TIMEOUT_S) -> None:
+        """
+        :param path: the SQLite file.
+        :param max_bytes: cap of the vectors' bytes; the least recently used go first.
+        :param wait_s: how long a write (and the first open of an older layout) waits for another
+            process writing the file, then goes on without it.
+        """
         self.path = Path(path)
         self.max_bytes = int(max_bytes)
+        self.wait_s = float(wait_s)
         self._lock = threading.Lock()
         self._db = self._open()
 
@@ -98,7 +114,14 @@ class EmbeddingStore:
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
-            if exc.sqlite_errorcode not in DAMAGED:  # busy, locked, …: never a reason to drop the cache
+            if _code(exc) in BUSY:  # never a reason to drop the cache; this process keeps its own
+                logger.warning(
+                    "embedding cache %s busy (another process is writing it): vectors are kept in memory "
+                    "by this process only",
+                    self.path,
+                )
+                return _in_memory()
+            if _code(exc) not in DAMAGED:
                 raise
             logger.warning("embedding cache %s unreadable (%s); starting a new one", self.path, exc)
             for suffix in ("", "-wal", "-shm"):
@@ -106,11 +129,11 @@ class EmbeddingStore:
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=self.wait_s, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         if not _current(db):
-            _upgrade(db)
+            _upgrade(db, self.wait_s)
         return db
 
     @staticmethod
@@ -133,11 +156,12 @@ class EmbeddingStore:
                     if used < stale_before:
                         stale.append(key)
             if stale:
-                self._write(
+                self._write_unless_busy(
+                    "last uses not refreshed",
                     lambda: [
                         self._db.execute(f"UPDATE vectors SET used = ? WHERE key IN ({marks})", [now, *part])
                         for part, marks in _chunks(stale)
-                    ]
+                    ],
                 )
         return found
 
@@ -152,7 +176,20 @@ class EmbeddingStore:
             " ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used"
         )
         with self._lock:
-            self._write(lambda: (self._db.executemany(upsert, rows), self._evict()))
+            self._write_unless_busy(
+                f"{len(rows)} vector{'s' * (len(rows) != 1)} not kept",
+                lambda: (self._db.executemany(upsert, rows), self._evict()),
+            )
+
+    def _write_unless_busy(self, lost: str, work: Callable[[], object]) -> None:
+        """``_write``, or a warning saying what was ``lost`` when another process holds the file past
+        ``wait_s``: the cache only saves work, so a busy file never fails the caller."""
+        try:
+            self._write(work)
+        except sqlite3.OperationalError as exc:
+            if _code(exc) not in BUSY:
+                raise
+            logger.warning("embedding cache %s busy (another process is writing it): %s", self.path, lost)
 
     def _write(self, work: Callable[[], object]) -> None:
         """Run ``work`` in one write transaction."""
@@ -197,6 +234,13 @@ def _recount(db: sqlite3.Connection) -> int:
     return int(size)
 
 
+def _in_memory() -> sqlite3.Connection:
+    """A cache of this layout that lives as long as the process."""
+    db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    _upgrade(db)
+    return db
+
+
 def _current(db: sqlite3.Connection) -> bool:
     """Whether the file holds this layout, complete."""
     if db.execute("PRAGMA user_version").fetchone()[0] < LAYOUT:
@@ -205,7 +249,7 @@ def _current(db: sqlite3.Connection) -> bool:
     return names >= SCHEMA_NAMES and db.execute("SELECT count(*) FROM totals").fetchone()[0] == 1
 
 
-def _upgrade(db: sqlite3.Connection) -> None:
+def _upgrade(db: sqlite3.Connection, wait_s: float = BUSY_TIMEOUT_S) -> None:
     """Make the file this layout (once, under the write lock): a ``WITHOUT ROWID`` table of before
     is moved into it, then the file is compacted if nobody else is writing; anything else missing
     (a new file, a copy that lost its ``user_version``) is created and the totals recounted."""
@@ -238,11 +282,11 @@ def _upgrade(db: sqlite3.Connection) -> None:
         db.execute("ROLLBACK")
         raise
     if moved:
-        _compact(db)
+        _compact(db, wait_s)
         logger.info("embedding cache: %d vectors moved to this layout", moved)
 
 
-def _compact(db: sqlite3.Connection) -> None:
+def _compact(db: sqlite3.Connection, wait_s: float) -> None:
     """Give freed pages back to the disk now if no other process is in the way; otherwise they are
     reused, and the file shrinks when its last connection closes. Never waits for the others."""
     db.execute("PRAGMA busy_timeout = 0")
@@ -252,6 +296,6 @@ def _compact(db: sqlite3.Connection) -> None:
     except sqlite3.OperationalError:
         busy = 1
     finally:
-        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        db.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
     if busy:
         logger.info("embedding cache not compacted now: another process is using it")

@@ -155,17 +155,40 @@ def test_a_copy_that_lost_its_layout_mark_keeps_its_triggers_and_its_cap(tmp_pat
     assert _query(path, "SELECT entries, bytes FROM totals") == [tuple(again.stats().values())]
 
 
-def test_a_cache_busy_past_the_timeout_raises_and_keeps_every_vector(tmp_path, monkeypatch):
+def test_a_cache_busy_past_the_timeout_at_open_is_kept_whole_and_this_process_keeps_vectors_in_memory(
+    tmp_path, caplog
+):
     path = tmp_path / "e.sqlite"
     keys = [EmbeddingStore.key("minilm", str(i)) for i in range(20)]
     _older_layout(path, [(k, _vec(i).tobytes(), i) for i, k in enumerate(keys)])  # needs the write lock
-    monkeypatch.setattr(embedding_store, "BUSY_TIMEOUT_S", 0.2)
     with closing(sqlite3.connect(path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")  # another process is writing (or moving it over)
-        with pytest.raises(sqlite3.OperationalError, match="locked"):
-            EmbeddingStore(path, max_bytes=1 << 20)
+        store = EmbeddingStore(path, max_bytes=1 << 20, wait_s=0.2)
+        mine = store.key("minilm", "mine")
+        store.put({mine: _vec(7)})
+        assert mine in store.get([mine])
         writer.execute("ROLLBACK")
-    assert len(EmbeddingStore(path, max_bytes=1 << 20).get(keys)) == 20
+    assert "busy" in caplog.text
+    again = EmbeddingStore(path, max_bytes=1 << 20)
+    assert len(again.get(keys)) == 20 and again.get([mine]) == {}
+
+
+def test_a_write_that_finds_the_cache_busy_past_the_timeout_is_skipped_with_a_warning(
+    tmp_path, caplog, clock
+):
+    path = tmp_path / "e.sqlite"
+    store = EmbeddingStore(path, max_bytes=1 << 20, wait_s=0.2)
+    kept = store.key("e", "kept")
+    store.put({kept: _vec(1)})
+    clock[0] += 2 * REFRESH_S * 1_000_000_000  # so that the lookup below wants to write too
+    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")
+        store.put({store.key("e", "not kept"): _vec(2)})
+        assert kept in store.get([kept])
+        writer.execute("ROLLBACK")
+    assert "1 vector not kept" in caplog.text
+    assert "last uses not refreshed" in caplog.text
+    assert store.stats() == {"entries": 1, "bytes": 16}
 
 
 def test_a_damaged_cache_file_is_started_afresh(tmp_path):

@@ -150,6 +150,35 @@ def test_a_cached_embedder_embeds_each_text_once_and_returns_the_same_vectors(mi
     assert fresh.run(documents=_docs())["meta"] == {"cached": 0, "embedded": 3}
 
 
+def test_a_cached_embedder_that_finds_the_cache_busy_embeds_after_its_own_wait_and_keeps_nothing(
+    minilm, tmp_path
+):
+    import sqlite3
+    import time
+    from contextlib import closing
+
+    from codeground.components.embedders.cached_document import CachedDocumentEmbedder
+    from codeground.components.embedders.embedding_store import BUSY_TIMEOUT_S
+
+    spec = {"type": "codeground.components.embedders.static_document.StaticDocumentEmbedder",
+            "init_parameters": {"model": minilm}}
+    path = tmp_path / "e.sqlite"
+    CachedDocumentEmbedder(embedder=spec, cache_path=str(path)).run(documents=_docs()[:1])
+    question_time = CachedDocumentEmbedder(embedder=spec, cache_path=str(path), wait_s=0.2)
+    question_time.warm_up()
+    with closing(sqlite3.connect(path, isolation_level=None)) as indexer:
+        indexer.execute("BEGIN IMMEDIATE")  # another process writing the cache
+        started = time.perf_counter()
+        out = question_time.run(documents=_docs())
+        waited = time.perf_counter() - started
+        indexer.execute("ROLLBACK")
+    assert out["meta"] == {"cached": 1, "embedded": 2}
+    assert all(len(d.embedding) == 256 for d in out["documents"])
+    assert waited < BUSY_TIMEOUT_S / 2  # its own wait, not the default minute
+    later = CachedDocumentEmbedder(embedder=spec, cache_path=str(path)).run(documents=_docs())
+    assert later["meta"] == {"cached": 1, "embedded": 2}  # what the busy write could not keep
+
+
 def test_the_same_model_installed_elsewhere_finds_the_vectors_and_the_table_already_kept(minilm, tmp_path):
     """A second clone has its own ``.venv``, so the packaged model sits at another path with other
     mtimes: neither the distillation nor the kept vectors are made again for it."""

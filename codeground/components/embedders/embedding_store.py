@@ -130,10 +130,14 @@ class EmbeddingStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.wait_s, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        if not _current(db):
-            _upgrade(db, self.wait_s)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            if not _current(db):
+                _upgrade(db, self.wait_s)
+        except BaseException:
+            db.close()  # before the file is started afresh, or this process goes on without it
+            raise
         return db
 
     @staticmethod

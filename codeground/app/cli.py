@@ -1017,7 +1017,7 @@ UNUSED_DAYS_HELP = "Remove what was not used for this many days (0: everything r
 @cache_cli.command("show")
 def cache_show() -> None:
     """List the models cache (kind, size, last use) and the kept vectors, and what a prune would free."""
-    from codeground.components.embedders.embedding_store import default_path
+    from codeground.components.embedders.embedding_store import default_path, held
     from codeground.components.embedders.model_cache import cache_root
     from codeground.components.embedders.model_prune import UNUSED_DAYS, entries
 
@@ -1048,9 +1048,11 @@ def cache_show() -> None:
     )
     vectors = default_path()
     if vectors.is_file():
+        found = held(vectors)
+        inside = f"{found['entries']:,} vectors, {_size(found['bytes'])}" if found else "unreadable"
         typer.echo(
-            f"kept vectors: {vectors}, {_size(vectors.stat().st_size)} "
-            "(capped by the index YAML's max_mb; the least recently used go first)"
+            f"kept vectors: {vectors}, {_size(vectors.stat().st_size)} ({inside}; each YAML that keeps "
+            "vectors caps them at its max_mb, the least recently used going first)"
         )
 
 

@@ -231,6 +231,18 @@ class EmbeddingStore:
         return {"entries": int(n), "bytes": int(size)}
 
 
+def held(path: str | Path) -> dict[str, int] | None:
+    """Entries and bytes of vectors in the cache file at ``path``, read without changing it (no
+    layout move, no fresh start); None when it cannot be read."""
+    try:
+        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
+            query = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"
+            n, size = db.execute(query).fetchone()
+    except sqlite3.Error:
+        return None
+    return {"entries": int(n), "bytes": int(size)}
+
+
 def _recount(db: sqlite3.Connection) -> int:
     """Set the running totals from the rows themselves; the bytes of vectors held."""
     n, size = db.execute("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors").fetchone()

@@ -159,11 +159,30 @@ def test_cache_show_lists_and_prune_reports_what_it_freed(cache):
     assert shown.exit_code == 0, shown.output
     assert "minilm-int8-0123456789abcdef" in shown.output and "kept, never pruned  qwen.gguf" in shown.output
     assert "`codeground cache prune` frees 6 B now" in shown.output
+    assert "kept vectors" not in shown.output  # none kept yet
 
     pruned = CliRunner().invoke(cli, ["cache", "prune"])
     assert pruned.exit_code == 0, pruned.output
     assert "removed built 6 B: minilm-int8-0123456789abcdef" in pruned.output
     assert "freed 6 B (1 entry)" in pruned.output
+
+
+def test_cache_show_counts_the_kept_vectors_without_changing_the_file(cache):
+    import gc
+
+    import numpy as np
+
+    from codeground.components.embedders.embedding_store import EmbeddingStore, default_path
+
+    store = EmbeddingStore(default_path(), max_bytes=1 << 20)
+    store.put({store.key("e", str(i)): np.ones(384, dtype=np.float32) for i in range(3)})
+    del store
+    gc.collect()  # its connection closed: the file written out of its WAL
+    before = default_path().read_bytes()
+    shown = CliRunner().invoke(cli, ["cache", "show"])
+    assert shown.exit_code == 0, shown.output
+    assert "(3 vectors, 5 KB;" in shown.output
+    assert default_path().read_bytes() == before
 
 
 def test_cache_prune_refuses_a_negative_age_in_one_line(cache):

@@ -12,7 +12,10 @@ is already kept costs a lookup.
   that many questions rank first), storage order within a type.
 - It runs after ``CURRENT`` names the new generation (the index is done without it; the bench
   reports it as its own row), at the lowest CPU priority, and stops at the next batch once another
-  generation is live (that index's own fill takes over) or its generation is gone.
+  generation is live (that index's own fill takes over) or its generation is gone. It waits for an
+  embedding cache another process is writing as indexers do (a minute, not a question's second);
+  one that stayed busy longer leaves it ``stopped`` with the vectors it could not keep counted, so
+  the next ``codeground index`` fills again.
 - One fill per index folder at a time (``fill.lock``); its state is in ``fill.json``: ``running``,
   ``done``, ``stopped`` (with the reason) or ``failed`` (one line), with the counts.
 - ``codeground index`` starts it as a detached process unless ``--no-fill`` (or
@@ -73,10 +76,13 @@ def revote_embedders(query_pipeline: str | Path) -> list[tuple[str, dict[str, An
 
 
 def _waiting_as_indexers_do(spec: dict[str, Any]) -> dict[str, Any]:
-    """The query YAML's embedder without its question-time ``wait_s``: the fill runs in the
-    background, so it waits for another process writing the embedding cache as an indexer does,
-    instead of leaving vectors unkept after the second a question allows itself."""
-    params = {k: v for k, v in (spec.get("init_parameters") or {}).items() if k != "wait_s"}
+    """The query YAML's embedder waiting at least as long as an indexer for another process writing
+    the embedding cache: the fill runs in the background, so it does not leave vectors unkept after
+    the second a question allows itself (``wait_s``)."""
+    from codeground.components.embedders.embedding_store import BUSY_TIMEOUT_S
+
+    params = dict(spec.get("init_parameters") or {})
+    params["wait_s"] = max(float(params.get("wait_s", BUSY_TIMEOUT_S)), BUSY_TIMEOUT_S)
     return {**spec, "init_parameters": params}
 
 
@@ -189,6 +195,7 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
         "done": 0,
         "embedded": 0,
         "cached": 0,
+        "unkept": 0,
     }
     store = lease = None
     try:
@@ -213,13 +220,18 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
                 meta = embedder.run(documents=docs).get("meta") or {}
                 state["embedded"] += int(meta.get("embedded", len(docs)))
                 state["cached"] += int(meta.get("cached", 0))
+                state["unkept"] += int(meta.get("unkept", 0))
             state["done"] += len(part)
             state["seconds"] = round(time.perf_counter() - started, 1)
             _write_state(index_dir, state)
             if on_batch is not None:
                 on_batch(dict(state))
         else:
-            state["state"] = "done"
+            if state["unkept"]:  # not done: the next `codeground index` fills them again
+                reason = f"the embedding cache stayed busy: {state['unkept']} vectors not kept"
+                state.update(state="stopped", reason=reason)
+            else:
+                state["state"] = "done"
     except Exception as exc:  # noqa: BLE001 - a fill that cannot go on says why in one line
         state.update(state="failed", error=one_line(exc))
     finally:

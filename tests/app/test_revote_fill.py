@@ -63,6 +63,38 @@ def test_a_second_fill_embeds_nothing_and_the_state_says_done_for_this_generatio
     assert not revote_fill.needed(index_dir)
 
 
+def test_a_fill_that_finds_the_cache_busy_past_its_wait_is_stopped_with_the_unkept_count(
+    indexed_sample, tmp_path, monkeypatch
+):
+    import sqlite3
+    from contextlib import closing
+
+    from codeground.components.embedders import embedding_store
+
+    _, index_dir = indexed_sample
+    vectors = tmp_path / "vectors.sqlite"
+    EmbeddingStore(vectors, max_bytes=1 << 30)  # the file exists, in this layout
+    monkeypatch.setattr(embedding_store, "BUSY_TIMEOUT_S", 0.2)  # an indexer's wait, shortened
+    with closing(sqlite3.connect(vectors, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")  # another process writing the cache for the whole fill
+        state = revote_fill.fill(index_dir, _query_yaml(tmp_path, vectors), batch=64)
+        other.execute("ROLLBACK")
+    assert state["state"] == "stopped" and state["unkept"] == state["total"] == state["done"]
+    assert "busy" in state["reason"]
+    assert revote_fill.needed(index_dir)  # the next `codeground index` fills again
+    assert _entries(vectors) == 0
+
+
+def test_a_fill_waits_at_least_as_long_as_an_indexer_whatever_the_query_yaml_says():
+    from codeground.components.embedders.embedding_store import BUSY_TIMEOUT_S
+
+    spec = {"type": "x", "init_parameters": {"wait_s": 1, "max_mb": 5}}
+    waiting = revote_fill._waiting_as_indexers_do(spec)["init_parameters"]
+    assert waiting == {"wait_s": BUSY_TIMEOUT_S, "max_mb": 5}
+    longer = {"type": "x", "init_parameters": {"wait_s": 600}}
+    assert revote_fill._waiting_as_indexers_do(longer)["init_parameters"]["wait_s"] == 600
+
+
 def test_a_fill_made_under_an_older_identity_rule_is_made_again(indexed_sample, tmp_path):
     """After an update that names the kept vectors anew, the done fill's vectors are not the ones a
     question looks up: the next `codeground index` must fill again, and doctor must not say done."""

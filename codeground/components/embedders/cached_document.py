@@ -31,7 +31,8 @@ class CachedDocumentEmbedder:
       path is not part of it: the same model installed in another clone's ``.venv`` finds the
       vectors the first one kept.
     - The output is the inner embedder's: copies of the documents, in order, with ``embedding`` set;
-      ``meta`` says how many came from the cache.
+      ``meta`` says how many came from the cache, and ``unkept`` how many new vectors the cache could
+      not keep (it stayed busy past ``wait_s``; absent when all were kept).
 
     Usage:
     ```python
@@ -129,15 +130,19 @@ class CachedDocumentEmbedder:
         found = self._store.get(keys)
         missing = [i for i, key in enumerate(keys) if key not in found]
         fresh: dict[bytes, list[float]] = {}
+        kept = True
         if missing:
             embedded = self._inner.run(documents=[documents[i] for i in missing])["documents"]
             fresh = {keys[i]: doc.embedding for i, doc in zip(missing, embedded, strict=True)}
-            self._store.put(fresh)
+            kept = self._store.put(fresh)
         out = [
             replace(d, embedding=fresh[k] if k in fresh else found[k].tolist())
             for d, k in zip(documents, keys, strict=True)
         ]
-        return {"documents": out, "meta": {"cached": len(documents) - len(missing), "embedded": len(missing)}}
+        meta = {"cached": len(documents) - len(missing), "embedded": len(missing)}
+        if missing and not kept:  # the cache stayed busy: the next run embeds them again
+            meta["unkept"] = len(missing)
+        return {"documents": out, "meta": meta}
 
 
 # How an identity is formed; a change to the rule below bumps it, so a fill made under the old rule

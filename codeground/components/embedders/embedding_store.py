@@ -72,7 +72,7 @@ SCHEMA_NAMES = frozenset(
 REFRESH_S = 3600  # a hit older than this is marked used again
 BUSY_TIMEOUT_S = 60.0  # how long a file another process is writing is waited for, by default
 DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # the errors that mean "start afresh"
-BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)  # another process holds the file past the timeout
+BUSY = (sqlite3.SQLITE_BUSY,)  # another process holds the file past the timeout
 CHUNK = 500  # keys per SQL statement (well under SQLite's variable limit)
 
 
@@ -107,6 +107,7 @@ class EmbeddingStore:
         self.max_bytes = int(max_bytes)
         self.wait_s = float(wait_s)
         self._lock = threading.Lock()
+        self.on_disk = True  # False: the file could not be opened, vectors live as long as this process
         self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -120,6 +121,7 @@ class EmbeddingStore:
                     "by this process only",
                     self.path,
                 )
+                self.on_disk = False
                 return _in_memory()
             if _code(exc) not in DAMAGED:
                 raise
@@ -169,10 +171,11 @@ class EmbeddingStore:
                 )
         return found
 
-    def put(self, vectors: dict[bytes, np.ndarray]) -> None:
-        """Store ``vectors``, then drop the least recently used entries beyond ``max_bytes``."""
+    def put(self, vectors: dict[bytes, np.ndarray]) -> bool:
+        """Store ``vectors``, then drop the least recently used entries beyond ``max_bytes``; whether
+        they are kept in the file (not when it stayed busy, or this process could not open it)."""
         if not vectors:
-            return
+            return True
         now = time.time_ns()
         rows = [(k, np.asarray(v, dtype=np.float32).tobytes(), now) for k, v in vectors.items()]
         upsert = (
@@ -180,20 +183,23 @@ class EmbeddingStore:
             " ON CONFLICT (key) DO UPDATE SET vector = excluded.vector, used = excluded.used"
         )
         with self._lock:
-            self._write_unless_busy(
+            written = self._write_unless_busy(
                 f"{len(rows)} vector{'s' * (len(rows) != 1)} not kept",
                 lambda: (self._db.executemany(upsert, rows), self._evict()),
             )
+        return written and self.on_disk
 
-    def _write_unless_busy(self, lost: str, work: Callable[[], object]) -> None:
+    def _write_unless_busy(self, lost: str, work: Callable[[], object]) -> bool:
         """``_write``, or a warning saying what was ``lost`` when another process holds the file past
-        ``wait_s``: the cache only saves work, so a busy file never fails the caller."""
+        ``wait_s``: the cache only saves work, so a busy file never fails the caller. Whether written."""
         try:
             self._write(work)
         except sqlite3.OperationalError as exc:
             if _code(exc) not in BUSY:
                 raise
             logger.warning("embedding cache %s busy (another process is writing it): %s", self.path, lost)
+            return False
+        return True
 
     def _write(self, work: Callable[[], object]) -> None:
         """Run ``work`` in one write transaction."""
@@ -233,14 +239,20 @@ class EmbeddingStore:
 
 def held(path: str | Path) -> dict[str, int] | None:
     """Entries and bytes of vectors in the cache file at ``path``, read without changing it (no
-    layout move, no fresh start); None when it cannot be read."""
-    try:
-        with closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
-            query = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"
-            n, size = db.execute(query).fetchone()
-    except sqlite3.Error:
-        return None
-    return {"entries": int(n), "bytes": int(size)}
+    layout move, no fresh start; SQLite may leave its empty ``-wal``/``-shm`` beside it, as any
+    reader does); None when it cannot be read. In a folder this user cannot write, the file is read
+    as it is on disk (what a writer has not yet copied out of its WAL is not counted)."""
+    uri = Path(path).resolve().as_uri()
+    query = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            with closing(sqlite3.connect(f"{uri}?{mode}", uri=True)) as db:
+                n, size = db.execute(query).fetchone()
+            return {"entries": int(n), "bytes": int(size)}
+        except sqlite3.Error as exc:
+            if _code(exc) not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+                return None
+    return None
 
 
 def _recount(db: sqlite3.Connection) -> int:

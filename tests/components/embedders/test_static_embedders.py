@@ -172,7 +172,7 @@ def test_a_cached_embedder_that_finds_the_cache_busy_embeds_after_its_own_wait_a
         out = question_time.run(documents=_docs())
         waited = time.perf_counter() - started
         indexer.execute("ROLLBACK")
-    assert out["meta"] == {"cached": 1, "embedded": 2}
+    assert out["meta"] == {"cached": 1, "embedded": 2, "unkept": 2}
     assert all(len(d.embedding) == 256 for d in out["documents"])
     assert waited < BUSY_TIMEOUT_S / 2  # its own wait, not the default minute
     later = CachedDocumentEmbedder(embedder=spec, cache_path=str(path)).run(documents=_docs())

@@ -85,8 +85,14 @@ def _stand_in_for(library: str) -> Callable[[types.ModuleType], contextlib.Abstr
     return around
 
 
+def defer(module: str, library: str) -> None:
+    """While ``module`` executes (its next first import), ``library`` is the stand-in described
+    above; also used for other libraries' modules (``codeground.app.gradio_start``)."""
+    around_import(module, _stand_in_for(library))
+
+
 def install() -> None:
     """Defer each library for the Haystack module that imports it (idempotent; too late for a module
     already imported)."""
     for module, library in DEFERRED.items():
-        around_import(module, _stand_in_for(library))
+        defer(module, library)

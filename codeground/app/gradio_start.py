@@ -1,10 +1,15 @@
-"""Import gradio without regenerating its type stubs.
+"""Import gradio without regenerating its type stubs, and without pandas until something uses it.
 
-Rule: at every import, gradio rewrites the ``.pyi`` stub of each of its component classes inside its
-own installed package (``gradio.component_meta.create_or_modify_pyi``: it reads and parses each
-component's source file, about 80 of them), which is 1.0 s of a 2.3 s import on a 2-core EPYC and
-writes into site-packages at run time. The stubs only serve type checkers and ship with the wheel, so
-the chat process imports gradio with that step turned off; nothing else about gradio changes.
+Rules:
+- At every import, gradio rewrites the ``.pyi`` stub of each of its component classes inside its
+  own installed package (``gradio.component_meta.create_or_modify_pyi``: it reads and parses each
+  component's source file, about 80 of them), which is 1.0 s of a 2.3 s import on a 2-core EPYC
+  and writes into site-packages at run time. The stubs only serve type checkers and ship with the
+  wheel, so the chat process imports gradio with that step turned off.
+- ``gradio.caching`` imports pandas at import time only to hash DataFrames for ``gr.cache``, which
+  the chat never calls: 0.2–0.3 s of every chat start on a 2-core EPYC. While that module executes
+  pandas is ``codeground.deferred_imports``' stand-in, so it is imported when first used.
+Nothing else about gradio changes.
 
 Usage:
 
@@ -23,9 +28,11 @@ import os
 from collections.abc import Iterator
 from types import ModuleType
 
+from codeground.deferred_imports import defer
 from codeground.import_hooks import around_import
 
 STUB_WRITER = "gradio.component_meta"
+PANDAS_AT_IMPORT = "gradio.caching"  # imports pandas only to hash DataFrames for gr.cache
 
 
 def _no_stub_writing(*args, **kwargs) -> None:
@@ -40,10 +47,12 @@ def _without_stub_writing(module: ModuleType) -> Iterator[None]:
 
 
 def import_gradio() -> ModuleType:
-    """``gradio``, imported (once per process) without its stub regeneration and without analytics."""
+    """``gradio``, imported (once per process) without its stub regeneration, without pandas until it
+    is used, and without analytics."""
     # A local tool: no usage analytics or version checks leave this machine.
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     around_import(STUB_WRITER, _without_stub_writing)
+    defer(PANDAS_AT_IMPORT, "pandas")
     import gradio
 
     return gradio

@@ -1,4 +1,5 @@
-"""The chat imports gradio without gradio rewriting its type stubs (codeground.app.gradio_start)."""
+"""The chat imports gradio without gradio rewriting its type stubs, and without pandas until it is used
+(codeground.app.gradio_start)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,22 @@ def test_gradio_imported_that_way_builds_the_chat_components():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["True", "True"]
+
+
+def test_the_chat_imports_gradio_without_pandas_and_gradio_gets_it_when_it_hashes_a_dataframe():
+    script = (
+        "import sys\n"
+        "from codeground.app.gradio_start import import_gradio\n"
+        "gr = import_gradio()\n"
+        "print('pandas' in sys.modules)\n"
+        "import gradio.caching\n"
+        "import pandas as pd\n"
+        "frame = pd.DataFrame({'a': [1, 2]})\n"
+        "print(gradio.caching.cache_hash(frame) == gradio.caching.cache_hash(frame.copy()))\n"
+        "print(gradio.caching.pd is pd or gradio.caching.pd.DataFrame is pd.DataFrame)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True"]

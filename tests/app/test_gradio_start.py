@@ -19,13 +19,17 @@ _RECORD_READS = (
 )
 
 
-def _gradio_files_read(importer: str) -> list[str]:
-    script = _RECORD_READS + importer + "print(sum('/gradio/' in p for p in read))\n"
+def _printed(script: str) -> list[str]:
+    """What ``script`` printed, word by word, run in a new process."""
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
     )
     assert proc.returncode == 0, proc.stderr
-    return int(proc.stdout.strip().splitlines()[-1])
+    return proc.stdout.split()
+
+
+def _gradio_files_read(importer: str) -> int:
+    return int(_printed(_RECORD_READS + importer + "print(sum('/gradio/' in p for p in read))\n")[-1])
 
 
 def test_the_chat_imports_gradio_without_reading_its_component_sources():
@@ -45,11 +49,7 @@ def test_gradio_imported_that_way_builds_the_chat_components():
         "    box.submit(lambda q, h: h, [box, chat], [chat])\n"
         "print(len(demo.config['components']) >= 2, callable(chat.change))\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True"]
+    assert _printed(script) == ["True", "True"]
 
 
 def test_the_chat_imports_gradio_without_pandas_and_gradio_gets_it_when_it_hashes_a_dataframe():
@@ -64,8 +64,4 @@ def test_the_chat_imports_gradio_without_pandas_and_gradio_gets_it_when_it_hashe
         "print(gradio.caching.cache_hash(frame) == gradio.caching.cache_hash(frame.copy()))\n"
         "print(gradio.caching.pd is pd or gradio.caching.pd.DataFrame is pd.DataFrame)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "True", "True"]
+    assert _printed(script) == ["False", "True", "True"]

@@ -195,18 +195,22 @@ def _codeground() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "codeground.app.cli"]
 
 
-def _launches(cmd: list[str], runs: int, before_each: Callable[[], None] = lambda: None) -> dict[str, Any]:
-    """Seconds from launching ``cmd`` to its exit and its peak RSS: the median of ``runs`` launches
-    after a first one. The first launch may read codeground's files from disk (a VM's memory manager
-    may drop them from the OS cache after a quiet minute); it is reported apart, with what it read,
-    and the median is what a command after it takes (a new process, the files in the OS cache)."""
+def _launches(
+    cmd: list[str] | Callable[[int], list[str]], runs: int, before_each: Callable[[], None] = lambda: None
+) -> dict[str, Any]:
+    """Seconds from launching ``cmd`` (or ``cmd(launch number)``) to its exit and its peak RSS: the
+    median of ``runs`` launches after a first one. The first launch may read codeground's files from
+    disk (a VM's memory manager may drop them from the OS cache after a quiet minute); it is reported
+    apart, with what it read, and the median is what a command after it takes (a new process, the
+    files in the OS cache)."""
     launches = []
-    for _ in range(runs + 1):
+    for number in range(runs + 1):
         before_each()
-        proc, figures = _timed_child(cmd)
+        proc, figures = _timed_child(cmd(number) if callable(cmd) else cmd)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            raise CodegroundError(f"`codeground {cmd[len(_codeground())]}` failed in the bench: {last[:300]}")
+            ran = cmd(number) if callable(cmd) else cmd
+            raise CodegroundError(f"`codeground {ran[len(_codeground())]}` failed in the bench: {last[:300]}")
         launches.append(figures)
     first, timed = launches[0], launches[1:]
     return {
@@ -220,9 +224,17 @@ def _launches(cmd: list[str], runs: int, before_each: Callable[[], None] = lambd
 
 
 def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -> dict[str, Any]:
-    """Launch to output of `codeground search --pipeline PIPELINE` (``_launches``)."""
-    args = ["search", question, "-k", "5", "--index-dir", str(index_dir), "--pipeline", str(pipeline)]
-    return _launches([*_codeground(), *args], runs)
+    """Launch to output of `codeground search --pipeline PIPELINE` (``_launches``), each launch with a
+    question never asked on this machine, as a user's is: ``question`` with a mark of its own, so
+    that the question's vector is never found kept (a repeated question's would be)."""
+    mark = time.time_ns()
+
+    def cmd(number: int) -> list[str]:
+        asked = f"{question} (bench {mark}-{number})"
+        args = ["search", asked, "-k", "5", "--index-dir", str(index_dir), "--pipeline", str(pipeline)]
+        return [*_codeground(), *args]
+
+    return _launches(cmd, runs)
 
 
 def _checkout_index(checkout: Path, index_dir: Path, runs: int = 3) -> dict[str, Any]:

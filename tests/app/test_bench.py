@@ -220,3 +220,21 @@ def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):
     row = _row(lambda: _chat_start(tmp_path / "no-index", runs=1, timeout_s=60))
     assert set(row) == {"error"} and "`codeground chat` failed in the bench" in row["error"]
     assert "\n" not in row["error"]
+
+
+def test_each_cold_start_launch_asks_a_question_never_asked_before(monkeypatch, tmp_path):
+    import subprocess
+
+    from codeground.app import bench
+
+    asked: list[str] = []
+
+    def timed(args):
+        asked.append(args[args.index("search") + 1])
+        return subprocess.CompletedProcess(args, 0, "", ""), {"wall_s": 1.0, "peak_rss_mb": 1, "read_mb": 0.0}
+
+    monkeypatch.setattr(bench, "_timed_child", timed)
+    bench._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
+    bench._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
+    assert len(asked) == len(set(asked)) == 8  # a first launch and three timed ones, twice
+    assert all(q.startswith("How do I load a LoRA adapter? (bench ") for q in asked)

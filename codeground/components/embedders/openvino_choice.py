@@ -39,6 +39,7 @@ from typing import Any
 
 from codeground.components.cpu import cpu_model, vector_flags
 from codeground.components.embedders.model_cache import cache_root, model_slug
+from codeground.components.embedders.openvino_export import PRECISIONS
 
 MIN_COSINE = 0.95
 MEAN_COSINE = 0.975
@@ -76,7 +77,7 @@ def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str,
     if not remeasure:
         try:
             recorded = json.loads(path.read_text(encoding="utf-8"))
-            if recorded.get("cpu") == cpu and recorded.get("precision") in ("int8", "fp32"):
+            if recorded.get("cpu") == cpu and recorded.get("precision") in PRECISIONS:
                 return recorded
         except (OSError, ValueError):
             pass
@@ -87,7 +88,7 @@ def set_precision(model: str | Path, precision: str) -> dict[str, Any]:
     """Record ``precision`` as this CPU's choice for ``model`` without measuring (``codeground embedder
     choose --precision``): for a user who measured elsewhere, or an emulated CPU whose timings mean
     nothing (``just test-avx2``). Kept as a measured choice is, until asked again."""
-    if precision not in ("int8", "fp32"):
+    if precision not in PRECISIONS:
         raise ValueError(f"precision must be int8 or fp32, not {precision!r}")
     choice = {"precision": precision, "texts_per_s": {}, "cosine": {}, "by_hand": True}
     return _record(model, {**choice, "cpu": cpu_identity()})
@@ -113,7 +114,7 @@ def measure(model: str | Path) -> dict[str, Any]:
     texts = json.loads(CALIBRATION_FILE.read_text(encoding="utf-8"))["texts"][:SAMPLE_TEXTS]
     speeds: dict[str, float] = {}
     vectors: dict[str, Any] = {}
-    for precision in ("int8", "fp32"):
+    for precision in PRECISIONS:
         encoder = OpenVINOEncoder.for_model(model, precision=precision, max_seq_length=None)
         vectors[precision] = np.asarray(encoder.encode(texts, batch_size=BATCH))  # also the warm-up
         times = []

@@ -13,7 +13,8 @@ model exists for it, so the packaged model is exported here, locally:
   files (path, size, mtime), the precision, the sequence length, the calibration set and the
   OpenVINO and NNCF versions.
 
-Exporting needs torch, transformers and nncf (about 30 s); loading an exported model needs neither.
+Exporting needs torch, transformers and nncf (about 30 s) and runs in a child process
+(``child_build``), so the caller never holds them; loading an exported model needs none of them.
 
 Usage:
 ```python
@@ -28,15 +29,13 @@ assert (folder / "openvino_model.xml").is_file() or any(folder.glob("*.xml"))
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
 import shutil
-import warnings
 from importlib.metadata import version
 from pathlib import Path
 
+from codeground.components.embedders.child_build import in_child
 from codeground.components.embedders.model_cache import (
     built_once,
     built_target,
@@ -81,15 +80,15 @@ def exported_model(model: str | Path, *, precision: str = "int8") -> Path:
 
     def build(staging: Path) -> None:
         logger.info("exporting %s to OpenVINO %s once (about a minute)", model, precision)
-        # the tracer's warnings and NNCF's progress bars are noise for a user running `index`
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            _export(model_dir, staging, precision=precision, seq_len=seq_len)
+        in_child(
+            f"{__name__}:_export", model_dir=model_dir, out=staging, precision=precision, seq_len=seq_len
+        )
 
     return built_once(target, build, marker="model.xml")
 
 
 def _export(model_dir: Path, out: Path, *, precision: str, seq_len: int) -> None:
+    """Trace, (quantize) and save the model into ``out``; run by ``in_child`` in its own process."""
     import numpy as np
     import openvino as ov
     import torch

@@ -5,7 +5,8 @@ and a table lookup: thousands of texts per second on any CPU, with no AVX-512/VN
 ``model2vec.distill`` makes the table from the local model (each vocabulary token embedded by the
 transformer, PCA to ``dims`` dimensions, Zipf/SIF weighting; each dimension's sign then fixed by
 ``canonical_signs`` so that any machine makes the same table); nothing is downloaded. The folder is
-built once and cached (``model_cache``: atomic, locked), keyed by the source model files, ``dims``
+built once, in a child process (``child_build``: the caller never holds torch), and cached
+(``model_cache``: atomic, locked), keyed by the source model files, ``dims``
 and the model2vec version. The model2vec ``distill`` extra is not installed because it pins an old
 transformers; its two needs beyond ours (``model2vec``, ``skeletoken``) are plain dependencies.
 
@@ -26,11 +27,11 @@ import contextlib
 import io
 import logging
 import os
-import warnings
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from codeground.components.embedders.child_build import in_child
 from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -53,17 +54,17 @@ def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
 
     def build(staging: Path) -> None:
         logger.info("distilling a static model from %s once (a few minutes)", model)
-        _distill(model_dir, staging, dims=int(dims))
+        in_child(f"{__name__}:_distill", model_dir=model_dir, out=staging, dims=int(dims))
 
     return built_once(target, build, marker="model.safetensors")
 
 
 def _distill(model_dir: Path, out: Path, *, dims: int) -> None:
+    """Distil, fix the signs and save into ``out``; run by ``in_child`` in its own process."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local folder: nothing to fetch
     from model2vec.distill import distill
 
-    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")
+    with contextlib.redirect_stderr(io.StringIO()):  # its progress bars
         static = distill(str(model_dir), pca_dims=dims, device="cpu")
     static.embedding = canonical_signs(static.embedding)
     static.save_pretrained(str(out))

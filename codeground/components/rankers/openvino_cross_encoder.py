@@ -4,7 +4,8 @@ Rules:
 - ``exported_cross_encoder`` exports a local Hugging Face sequence-classification folder with one
   label (``config.json``, ``model.safetensors``, ``tokenizer.json``; what ``codeground reranker
   build`` installs) to OpenVINO IR once per machine (``model_cache``: atomic folder, lock), keyed by
-  the model files, the precision and the OpenVINO (and NNCF) versions. The IR takes ``input_ids``,
+  the model files, the precision and the OpenVINO (and NNCF) versions, in a child process
+  (``child_build``: the ranking process never holds torch). The IR takes ``input_ids``,
   ``attention_mask`` and ``token_type_ids`` (int64, ``[batch, tokens]``) and outputs one logit per
   pair (``[batch]``). Exporting needs torch and transformers; loading and ranking need neither.
 - ``precision="int8"`` is static NNCF quantization (transformer preset) calibrated on pairs built
@@ -42,13 +43,10 @@ else:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
 import shutil
 import threading
-import warnings
 from dataclasses import replace
 from importlib.metadata import version
 from math import inf
@@ -58,6 +56,7 @@ from typing import Any
 import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
+from codeground.components.embedders.child_build import in_child
 from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
 from codeground.reranker.location import BUILT_RERANKER, resolve_reranker
 
@@ -103,9 +102,9 @@ def exported_cross_encoder(model: str | Path, *, precision: str = "fp32") -> Pat
 
     def build(staging: Path) -> None:
         logger.info("exporting cross-encoder %s to OpenVINO %s once (about a minute)", model, precision)
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            _export(model_dir, staging, precision=precision, seq_len=seq_len)
+        in_child(
+            f"{__name__}:_export", model_dir=model_dir, out=staging, precision=precision, seq_len=seq_len
+        )
 
     return built_once(target, build, marker="model.xml")
 
@@ -122,6 +121,7 @@ def calibration_pairs() -> list[tuple[str, str]]:
 
 
 def _export(model_dir: Path, out: Path, *, precision: str, seq_len: int) -> None:
+    """Trace, (quantize) and save the cross-encoder into ``out``; run by ``in_child`` in its own process."""
     import openvino as ov
     import torch
     from tokenizers import Tokenizer

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import copy
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -16,6 +18,7 @@ from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
 from codeground.components.embedders import openvino_export
+from codeground.components.embedders.child_build import ChildBuildFailed
 from codeground.components.embedders.openvino_document import OpenVINODocumentEmbedder
 from codeground.components.embedders.openvino_export import exported_model
 from codeground.components.embedders.openvino_text import OpenVINOTextEmbedder
@@ -135,21 +138,47 @@ def test_export_is_cached_and_not_redone(minilm, tmp_path, monkeypatch):
     def must_not_export(*args, **kwargs):
         raise AssertionError("exported twice")
 
-    monkeypatch.setattr(openvino_export, "_export", must_not_export)
+    monkeypatch.setattr(openvino_export, "in_child", must_not_export)
     assert exported_model(minilm, precision="fp32") == first
 
 
 def test_failed_export_leaves_no_half_written_model(minilm, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path))
 
-    def broken(model_dir, out, **kwargs):
+    def broken(target, *, out, **kwargs):
         (out / "model.xml").write_text("half")
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(openvino_export, "_export", broken)
+    monkeypatch.setattr(openvino_export, "in_child", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         exported_model(minilm, precision="fp32")
     assert list((tmp_path / "models").glob("*/model.xml")) == []
+
+
+def test_an_export_that_fails_in_its_child_process_is_one_error_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{not json")
+    (model / "tokenizer.json").write_text("{}")
+    with pytest.raises(ChildBuildFailed, match=r"exit status 1\): \w+: ") as failed:
+        exported_model(model, precision="fp32")
+    assert "\n" not in str(failed.value)
+    assert [p.name for p in (tmp_path / "cache" / "models").iterdir() if p.is_dir()] == []  # no staging
+
+
+def test_the_process_that_asks_for_an_export_never_imports_torch(minilm, tmp_path):
+    code = (
+        "import sys\n"
+        "from codeground.components.embedders.openvino_export import exported_model\n"
+        f"folder = exported_model({minilm!r}, precision='fp32')\n"
+        "assert (folder / 'model.xml').is_file()\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'nncf') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "CODEGROUND_CACHE": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
 
 
 def test_unknown_precision_and_non_model_folders_are_refused(minilm, tmp_path):

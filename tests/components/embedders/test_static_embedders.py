@@ -94,11 +94,12 @@ def test_distillation_is_cached_per_source_model_and_dims(minilm, tmp_path, monk
     monkeypatch.setenv("CODEGROUND_CACHE", str(tmp_path))
     made = []
 
-    def fake_distill(model_dir, out, *, dims):
+    def fake_child(target, *, model_dir, out, dims):
+        assert target == "codeground.components.embedders.static_distill:_distill"
         made.append(dims)
         (out / "model.safetensors").write_text("table")
 
-    monkeypatch.setattr(static_distill, "_distill", fake_distill)
+    monkeypatch.setattr(static_distill, "in_child", fake_child)
     first = distilled_model(minilm, dims=64)
     assert distilled_model(minilm, dims=64) == first and first.parent == tmp_path / "models"
     assert distilled_model(minilm, dims=32) != first

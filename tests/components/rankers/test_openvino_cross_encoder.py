@@ -211,7 +211,7 @@ def test_export_is_an_ir_of_one_logit_per_pair_and_made_once(cross_encoder, cach
     def must_not_export(*args, **kwargs):
         raise AssertionError("exported twice")
 
-    monkeypatch.setattr(openvino_cross_encoder, "_export", must_not_export)
+    monkeypatch.setattr(openvino_cross_encoder, "in_child", must_not_export)
     assert exported_cross_encoder(cross_encoder, precision="fp32") == folder
     with pytest.raises(ValueError, match="precision"):
         exported_cross_encoder(cross_encoder, precision="int4")

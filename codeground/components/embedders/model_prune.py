@@ -44,7 +44,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeground.components.embedders.model_cache import BUILT_NAME, COMPILED, cache_root, folder_lock
+from codeground.components.embedders.model_cache import (
+    BUILT_NAME,
+    CHOICE_SUFFIX,
+    COMPILED,
+    cache_root,
+    folder_lock,
+)
 from codeground.reranker.location import BUILT_RERANKER
 
 UNUSED_DAYS = 30.0
@@ -174,7 +180,7 @@ def _listed(folder: Path) -> list[Path]:
 def _kind(path: Path) -> str:
     if path.suffix == ".gguf":
         return "download"
-    if path.name.endswith("-precision.json"):
+    if path.name.endswith(CHOICE_SUFFIX):
         return "choice"
     if path.name == BUILT_RERANKER:
         return "reranker"

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from codeground.components.cpu import cpu_model, vector_flags
-from codeground.components.embedders.model_cache import cache_root, model_slug
+from codeground.components.embedders.model_cache import CHOICE_SUFFIX, cache_root, model_slug
 from codeground.components.embedders.openvino_export import PRECISIONS
 
 MIN_COSINE = 0.95
@@ -61,9 +61,6 @@ def decide(texts_per_s: dict[str, float], int8_cosines: list[float]) -> str:
     if eligible and texts_per_s["int8"] > texts_per_s["fp32"]:
         return "int8"
     return "fp32"
-
-
-CHOICE_SUFFIX = "-precision.json"
 
 
 def choice_folder() -> Path:

@@ -1,13 +1,17 @@
-"""Torch and posthog are imported when first used, never because Haystack was imported
-(codeground.deferred_imports)."""
+"""Torch and posthog are imported when first used, never because Haystack was imported; httpx's
+command line and chromadb's OTLP exporter when first called (codeground.deferred_imports)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import textwrap
 
+from codeground.deferred_imports import defer
 from tests.conftest import PROJECT_ROOT
+
+OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"
 
 
 def _run(script: str, *args: str, env: dict[str, str] | None = None) -> str:
@@ -22,6 +26,76 @@ def _run(script: str, *args: str, env: dict[str, str] | None = None) -> str:
 def test_importing_haystack_after_codeground_imports_neither_torch_nor_posthog():
     script = "import codeground, haystack, sys; print([m in sys.modules for m in ('torch', 'posthog')])"
     assert _run(script) == "[False, False]"
+
+
+def test_importing_httpx_and_chromadb_after_codeground_imports_neither_httpx_cli_nor_otlp_exporter():
+    script = (
+        "import codeground, httpx, chromadb, sys\n"
+        f"print([m in sys.modules for m in ('httpx._main', '{OTLP_EXPORTER}', 'grpc', 'pygments')])\n"
+        "print(callable(httpx.main), httpx.Client.__module__)\n"
+    )
+    assert _run(script).splitlines() == ["[False, False, False, False]", "True httpx"]
+
+
+def test_httpx_command_line_is_imported_and_runs_when_called():
+    script = (
+        "import codeground, httpx, sys\n"
+        "try:\n"
+        "    httpx.main(['--help'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code, type(sys.modules['httpx._main']) is type(sys))\n"
+    )
+    out = _run(script)
+    assert "Usage: httpx" in out and "--method" in out  # httpx's own command line, not its fallback
+    assert out.splitlines()[-1] == "exit 0 True"
+
+
+def test_chromadb_tracing_to_a_collector_constructs_the_real_otlp_exporter():
+    """What chromadb does when the user sets ``chroma_otel_collection_endpoint``: the exporter's module
+    is imported then, and the exporter made is the library's own (nothing is sent: no span ends)."""
+    script = (
+        "import gc, sys\n"
+        "import codeground, chromadb.telemetry.opentelemetry as otel\n"
+        f"assert '{OTLP_EXPORTER}' not in sys.modules\n"
+        "otel.otel_init('codeground-test', 'http://127.0.0.1:4317', {}, otel.OpenTelemetryGranularity.ALL)\n"
+        f"from {OTLP_EXPORTER} import OTLPSpanExporter\n"
+        "made = [o for o in gc.get_objects() if isinstance(o, OTLPSpanExporter)]\n"
+        "print(len(made), type(sys.modules[OTLPSpanExporter.__module__]) is type(sys))\n"
+    )
+    assert _run(script) == "1 True"
+
+
+def test_a_deferred_name_is_called_through_and_any_other_name_imports_the_library_at_once(
+    tmp_path, monkeypatch
+):
+    """The stand-in answers only the names its module calls; a name read as a value gets the real
+    library's, so nothing but the import's moment changes."""
+    (tmp_path / "cg_lib.py").write_text(textwrap.dedent("""
+        import sys
+        sys.modules[__name__].imported = True
+        def build(x, *, times=1):
+            return ("built", x, times)
+        CONSTANT = 42
+    """))
+    (tmp_path / "cg_user_calls.py").write_text("from cg_lib import build\n")
+    (tmp_path / "cg_user_reads.py").write_text("from cg_lib import build, CONSTANT\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("cg_lib", "cg_user_calls", "cg_user_reads"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    defer("cg_user_calls", "cg_lib", ("build",))
+    import cg_user_calls
+
+    assert "cg_lib" not in sys.modules
+    assert cg_user_calls.build(3, times=2) == ("built", 3, 2)
+    assert sys.modules["cg_lib"].imported and cg_user_calls.build.__name__ == "build"
+
+    monkeypatch.delitem(sys.modules, "cg_lib")
+    defer("cg_user_reads", "cg_lib", ("build",))
+    import cg_user_reads
+
+    assert cg_user_reads.CONSTANT == 42 and "cg_lib" in sys.modules  # read at once: imported at once
+    assert cg_user_reads.build(1) == ("built", 1, 1)
 
 
 def test_haystack_device_code_gets_the_real_torch_on_first_use():
@@ -64,7 +138,8 @@ def test_torch_imported_first_is_the_one_haystack_uses():
 def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_sample):
     """The cold `codeground search` path over static vectors: torch's import was ~2 s of it, the
     rewriter's Ollama client (used only for a follow-up, which a search never is) 0.2 s, posthog
-    (Haystack's telemetry, off) 0.08 s."""
+    (Haystack's telemetry, off) 0.08 s, httpx's command line and chromadb's OTLP exporter
+    about 0.1 s together."""
     _, index_dir = indexed_sample
     script = (
         "import os, sys\n"
@@ -76,6 +151,8 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
         "    print('ollama loaded:', 'ollama' in sys.modules, flush=True)\n"
         "    print('torch loaded:', 'torch' in sys.modules, flush=True)\n"
         "    print('posthog loaded:', 'posthog' in sys.modules, flush=True)\n"
+        "    print('httpx cli loaded:', 'httpx._main' in sys.modules, flush=True)\n"
+        f"    print('otlp exporter loaded:', '{OTLP_EXPORTER}' in sys.modules, flush=True)\n"
         "    real_exit(code)\n"
         "os._exit = report\n"
         "main()\n"
@@ -87,6 +164,7 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
     )
     assert proc.returncode == 0, proc.stderr
     assert "pkg/trainer.py" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-3:] == [
-        "ollama loaded: False", "torch loaded: False", "posthog loaded: False"
+    assert proc.stdout.strip().splitlines()[-5:] == [
+        "ollama loaded: False", "torch loaded: False", "posthog loaded: False",
+        "httpx cli loaded: False", "otlp exporter loaded: False",
     ]

@@ -24,3 +24,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from codeground import deferred_imports as _deferred_imports  # noqa: E402
 
 _deferred_imports.install()
+# chromadb's import re-checks every one of its own overrides' signatures (0.12 s); see chromadb_start.
+from codeground import chromadb_start as _chromadb_start  # noqa: E402
+
+_chromadb_start.install()

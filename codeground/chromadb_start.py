@@ -9,11 +9,13 @@ difference of 24 launches alternated with launches without this rule). While chr
 executes (its ``__init__`` imports the client, the API, the configuration, the auth and the
 telemetry modules, where the marked classes are), ``overrides.override`` and
 ``overrides.overrides`` are a decorator that only marks the method (``__override__``) and returns
-it unchanged. The mark is what ``EnforceOverrides`` reads when a
-class is made, so a chromadb method that overrides another without being marked is still refused;
-a marked method without a docstring no longer takes its base's. Nothing is left changed: the
-real decorators are back as soon as chromadb's package has executed, so chromadb modules imported
-later, and any other user of ``overrides``, get the full check.
+it unchanged. The mark is what ``EnforceOverrides`` reads when a class is made, so a chromadb
+method that overrides another without being marked is still refused. What else the real decorator
+does is done once the package has executed, without the bytecode: a marked method without a
+docstring takes the first one its class's bases have (``help(client.reset)`` reads as before).
+The real decorators are back as soon as chromadb's package has executed, so chromadb modules
+imported later get the full check; so does any other user of ``overrides`` (none is installed),
+except one defining classes in another thread during those 0.4 s.
 
 ``install()`` runs when the ``codeground`` package is imported; it does nothing when chromadb is
 already imported.
@@ -27,10 +29,12 @@ import sys
 code = (
     "import codeground, chromadb, overrides, sys\\n"
     "from chromadb.api.client import Client\\n"
-    "print(Client.heartbeat.__override__, overrides.override is sys.modules['overrides.overrides'].override)"
+    "real = sys.modules['overrides.overrides']\\n"
+    "print(sys.modules['chromadb.api.client'].override.__module__, Client.reset.__override__,\\n"
+    "      Client.reset.__doc__ is not None, overrides.override is real.override)"
 )
 out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-assert out.stdout.strip() == "True True"
+assert out.stdout.strip() == "codeground.chromadb_start True True True"
 ```
 """
 
@@ -38,7 +42,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from codeground.import_hooks import around_import
@@ -46,12 +51,37 @@ from codeground.import_hooks import around_import
 PACKAGE = "chromadb"
 
 
-def marked(method=None, **_options):
-    """Stands in for ``overrides.override`` (bare or with options): marks ``method`` as an override."""
-    if method is None:
-        return marked
-    method.__override__ = True
-    return method
+def marking(marked: list[Callable]) -> Callable:
+    """A stand-in for ``overrides.override`` (bare or with options) that marks the method as an
+    override, notes it in ``marked`` and returns it unchanged."""
+
+    def override(method=None, **_options):
+        if method is None:
+            return override
+        method.__override__ = True
+        marked.append(method)
+        return method
+
+    return override
+
+
+def inherit_docstrings(methods: list[Callable]) -> None:
+    """Give each of ``methods`` that has no docstring the first one the bases of its class have, as
+    ``overrides.override`` would have (its class found by its qualified name in its module)."""
+    for method in methods:
+        if method.__doc__ or "<locals>" in method.__qualname__:
+            continue
+        *path, name = method.__qualname__.split(".")
+        owner = sys.modules.get(method.__module__)
+        for part in path:
+            owner = getattr(owner, part, None)
+        if not isinstance(owner, type):
+            continue
+        for base in owner.__mro__[1:]:
+            doc = getattr(base.__dict__.get(name), "__doc__", None)
+            if doc:
+                method.__doc__ = doc
+                break
 
 
 @contextlib.contextmanager
@@ -63,11 +93,13 @@ def marks_only(module: ModuleType) -> Iterator[None]:
     import overrides
 
     real = overrides.override, overrides.overrides
-    overrides.override = overrides.overrides = marked
+    marked: list[Callable] = []
+    overrides.override = overrides.overrides = marking(marked)
     try:
         yield
     finally:
         overrides.override, overrides.overrides = real
+        inherit_docstrings(marked)
 
 
 def install() -> None:

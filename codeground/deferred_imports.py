@@ -20,12 +20,13 @@ While one of those modules executes, the library's name in ``sys.modules`` is a 
 attribute read or write on the stand-in (``torch.device``, ``posthog.api_key = …``) imports the
 real library and is answered by it. A name the module takes with ``from library import name`` is
 read at once, so for a name the module only calls (the names in ``DEFERRED``) the stand-in answers
-with a function that imports the library when first called and calls the library's own; any other
-name read imports the library at once. The stand-in leaves ``sys.modules`` as soon as the module
-has executed, so every other import of the library gets the real module and code that needs it (the
-cross-encoder, the distillation, the OpenVINO export; Haystack's telemetry, chromadb's tracing when
-they are on) runs as it always did. A library that is not installed is not stood in for: the module
-sees it missing, as before.
+with a function that imports the library when first called and calls the library's own (an import
+error inside the library, such as httpx's command line without click, comes at that call); any
+other name read imports the library at once. The stand-in leaves ``sys.modules`` as soon as the
+module has executed, so every other import of the library gets the real module and code that needs
+it (the cross-encoder, the distillation, the OpenVINO export; Haystack's telemetry, chromadb's
+tracing when they are on) runs as it always did. A library that is not installed is not stood in
+for: the module sees it missing, as before.
 
 ``install()`` runs when the ``codeground`` package is imported; it does nothing for a module that is
 already imported.
@@ -81,7 +82,7 @@ class _OnFirstUse(types.ModuleType):
     def __getattr__(self, name: str):
         if name == "__path__" and self.__dict__.get("_called"):
             # `from library import name` first asks whether the library is a package (to import
-            # submodules by those names); a stand-in that answers its module's names is not one
+            # submodules by those names); a stand-in that answers its module's names acts as none
             raise AttributeError(name)
         return getattr(self._real(), name)
 
@@ -90,6 +91,15 @@ class _OnFirstUse(types.ModuleType):
 
     def __dir__(self) -> list[str]:
         return dir(self._real())
+
+
+def _installed(library: str) -> bool:
+    """Whether ``library`` can be found; not when its parent package is missing (``find_spec`` raises
+    then), so the module meets the missing library itself, as it would without the stand-in."""
+    try:
+        return importlib.util.find_spec(library) is not None
+    except ImportError:
+        return False
 
 
 def _called_later(stand_in: _OnFirstUse, name: str) -> Callable:
@@ -110,7 +120,7 @@ def _stand_in_for(
     @contextlib.contextmanager
     def around(module: types.ModuleType) -> Iterator[None]:
         stand_in = None
-        if library not in sys.modules and importlib.util.find_spec(library) is not None:
+        if library not in sys.modules and _installed(library):
             stand_in = sys.modules[library] = _OnFirstUse(library)
             types.ModuleType.__setattr__(stand_in, "_called", called)  # on the stand-in itself,
             for name in called:  # not forwarded to the library

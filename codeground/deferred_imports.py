@@ -71,7 +71,15 @@ DEFERRED: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 class _OnFirstUse(types.ModuleType):
-    """Stands in for a library in the module imported while it is in place; forwards every access."""
+    """Stands in for a library in the module imported while it is in place; forwards every access
+    but to the names it answers itself (``called``)."""
+
+    def __init__(self, library: str, called: tuple[str, ...] = ()) -> None:
+        super().__init__(library)
+        set_here = types.ModuleType.__setattr__  # on the stand-in itself, not forwarded
+        set_here(self, "_called", called)
+        for name in called:
+            set_here(self, name, _called_later(self, name))
 
     def _real(self) -> types.ModuleType:
         name = self.__name__
@@ -121,10 +129,7 @@ def _stand_in_for(
     def around(module: types.ModuleType) -> Iterator[None]:
         stand_in = None
         if library not in sys.modules and _installed(library):
-            stand_in = sys.modules[library] = _OnFirstUse(library)
-            types.ModuleType.__setattr__(stand_in, "_called", called)  # on the stand-in itself,
-            for name in called:  # not forwarded to the library
-                types.ModuleType.__setattr__(stand_in, name, _called_later(stand_in, name))
+            stand_in = sys.modules[library] = _OnFirstUse(library, called)
         try:
             yield
         finally:

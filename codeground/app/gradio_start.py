@@ -1,4 +1,4 @@
-"""Import gradio without regenerating its type stubs, and without pandas until something uses it.
+"""Import gradio without regenerating its type stubs, and without pandas or the MCP SDK until used.
 
 Rules:
 - At every import, gradio rewrites the ``.pyi`` stub of each of its component classes inside its
@@ -9,6 +9,13 @@ Rules:
 - ``gradio.caching`` imports pandas at import time only to hash DataFrames for ``gr.cache``, which
   the chat never calls: 0.2–0.3 s of every chat start on a 2-core EPYC. While that module executes
   pandas is ``codeground.deferred_imports``' stand-in, so it is imported when first used.
+- ``gradio`` imports ``gradio.mcp``, and with it the ``mcp`` SDK, at import time, to offer
+  ``gr.mcp`` and its decorators, which only an app launched with ``mcp_server=True`` uses; the chat
+  is not one: 0.16 s of every chat start (median of 16 launches alternated, 2-core EPYC Zen 4).
+  While gradio's package executes, ``gradio.mcp`` is the same stand-in; ``gradio.server`` takes the
+  decorators (``MCP_DECORATORS``) from it at import and calls them later, so the stand-in answers
+  them with functions that import ``gradio.mcp`` when first called. ``mcp_server=True`` imports it
+  when the app is launched, as before.
 Nothing else about gradio changes.
 
 Usage:
@@ -33,6 +40,8 @@ from codeground.import_hooks import around_import
 
 STUB_WRITER = "gradio.component_meta"
 PANDAS_AT_IMPORT = "gradio.caching"  # imports pandas only to hash DataFrames for gr.cache
+MCP_AT_IMPORT = "gradio"  # the package imports gradio.mcp (and the mcp SDK) to offer gr.mcp
+MCP_DECORATORS = ("tool", "resource", "prompt")  # gradio.server takes them at import, calls later
 
 
 def _no_stub_writing(*args, **kwargs) -> None:
@@ -47,12 +56,13 @@ def _without_stub_writing(module: ModuleType) -> Iterator[None]:
 
 
 def import_gradio() -> ModuleType:
-    """``gradio``, imported (once per process) without its stub regeneration, without pandas until it
-    is used, and without analytics."""
+    """``gradio``, imported (once per process) without its stub regeneration, without pandas or the
+    MCP SDK until they are used, and without analytics."""
     # A local tool: no usage analytics or version checks leave this machine.
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     around_import(STUB_WRITER, _without_stub_writing)
     defer(PANDAS_AT_IMPORT, "pandas")
+    defer(MCP_AT_IMPORT, "gradio.mcp", MCP_DECORATORS)
     import gradio
 
     return gradio

@@ -1,5 +1,6 @@
 """Torch and posthog are imported when first used, never because Haystack was imported; httpx's
-command line and chromadb's OTLP exporter when first called (codeground.deferred_imports)."""
+command line, chromadb's OTLP exporter and OpenVINO's model converter when first called
+(codeground.deferred_imports)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,22 @@ def test_httpx_command_line_is_imported_and_runs_when_called():
     out = _run(script)
     assert "Usage: httpx" in out and "--method" in out  # httpx's own command line, not its fallback
     assert out.splitlines()[-1] == "exit 0 True"
+
+
+def test_openvino_converts_a_model_with_its_own_converter_imported_when_first_called():
+    script = (
+        "import codeground, openvino, sys, torch\n"
+        "print('openvino.tools.ovc' in sys.modules)\n"
+        "torch.manual_seed(0)\n"
+        "layer = torch.nn.Linear(4, 2)\n"
+        "ir = openvino.convert_model(layer, example_input=torch.zeros(1, 4))\n"
+        "print(type(sys.modules['openvino.tools.ovc']) is type(sys), type(ir) is openvino.Model)\n"
+        "x = torch.arange(4.0).reshape(1, 4)\n"
+        "compiled = openvino.Core().compile_model(ir, 'CPU', {'INFERENCE_PRECISION_HINT': 'f32'})\n"
+        "got = compiled(x.numpy())[0]\n"  # f32 asked for: a bf16-capable CPU would default to bf16
+        "print(bool(torch.allclose(torch.from_numpy(got), layer(x).detach(), atol=1e-4)))\n"
+    )
+    assert _run(script).splitlines() == ["False", "True True", "True"]
 
 
 def test_chromadb_tracing_to_a_collector_constructs_the_real_otlp_exporter():
@@ -164,7 +181,7 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
     """The cold `codeground search` path over static vectors: torch's import was ~2 s of it, the
     rewriter's Ollama client (used only for a follow-up, which a search never is) 0.2 s, posthog
     (Haystack's telemetry, off) 0.08 s, httpx's command line and chromadb's OTLP exporter
-    about 0.1 s together."""
+    about 0.1 s together, OpenVINO's converter 0.04 s."""
     _, index_dir = indexed_sample
     script = (
         "import os, sys\n"
@@ -178,6 +195,8 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
         "    print('posthog loaded:', 'posthog' in sys.modules, flush=True)\n"
         "    print('httpx cli loaded:', 'httpx._main' in sys.modules, flush=True)\n"
         f"    print('otlp exporter loaded:', '{OTLP_EXPORTER}' in sys.modules, flush=True)\n"
+        "    print('openvino loaded:', 'openvino' in sys.modules, flush=True)\n"
+        "    print('openvino converter loaded:', 'openvino.tools.ovc' in sys.modules, flush=True)\n"
         "    real_exit(code)\n"
         "os._exit = report\n"
         "main()\n"
@@ -189,7 +208,8 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
     )
     assert proc.returncode == 0, proc.stderr
     assert "pkg/trainer.py" in proc.stdout
-    assert proc.stdout.strip().splitlines()[-5:] == [
+    assert proc.stdout.strip().splitlines()[-7:] == [
         "ollama loaded: False", "torch loaded: False", "posthog loaded: False",
         "httpx cli loaded: False", "otlp exporter loaded: False",
+        "openvino loaded: True", "openvino converter loaded: False",  # MiniLM's re-vote loaded
     ]

@@ -11,7 +11,8 @@ Rules:
   pandas is ``codeground.deferred_imports``' stand-in, so it is imported when first used.
 - ``gradio`` imports ``gradio.mcp``, and with it the ``mcp`` SDK, at import time, to offer
   ``gr.mcp`` and its decorators, which only an app launched with ``mcp_server=True`` uses; the chat
-  is not one: 0.16 s of every chat start (median of 16 launches alternated, 2-core EPYC Zen 4).
+  is not one: 0.16 s of gradio's 1.6 s import (paired median of 20 fresh processes alternated,
+  2-core EPYC Zen 4).
   While gradio's package executes, ``gradio.mcp`` is the same stand-in; ``gradio.server`` takes the
   decorators (``MCP_DECORATORS``) from it at import and calls them later, so the stand-in answers
   them with functions that import ``gradio.mcp`` when first called. ``mcp_server=True`` imports it

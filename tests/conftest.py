@@ -70,6 +70,28 @@ PLANTED_SECRETS = ("sk-live-FAKE", "FAKEKEYDATA")
 FAKE_PEM = "-----BEGIN RSA PRIVATE KEY-----\nFAKEKEYDATA\n-----END RSA PRIVATE KEY-----\n"
 
 
+def hub_cache_with(model_dir: Path, cache: Path, repo_id: str) -> Path:
+    """Put ``model_dir``'s files in ``cache`` as the Hugging Face hub cache holds a downloaded model
+    (``models--org--name/{blobs,refs/main,snapshots/<commit>}``, snapshot files linked to blobs);
+    returns the snapshot folder. Stands in for a download, which no test may make."""
+    import hashlib
+    import os
+
+    root = cache / ("models--" + repo_id.replace("/", "--"))
+    commit = hashlib.sha1(repo_id.encode()).hexdigest()
+    snapshot = root / "snapshots" / commit
+    for folder in (root / "refs", root / "blobs", snapshot):
+        folder.mkdir(parents=True, exist_ok=True)
+    (root / "refs" / "main").write_text(commit)
+    for path in sorted(model_dir.iterdir()):
+        if path.is_file():
+            blob = root / "blobs" / hashlib.sha256(path.read_bytes()).hexdigest()
+            shutil.copy2(path, blob)
+            (snapshot / path.name).unlink(missing_ok=True)
+            (snapshot / path.name).symlink_to(os.path.relpath(blob, snapshot))
+    return snapshot
+
+
 def make_sample_repo(repo: Path) -> Path:
     """Copy tests/fixtures/sample_repo to ``repo`` and add files that must never be indexed.
 

@@ -779,6 +779,12 @@ def _print_bench(report: dict) -> None:
         f"peak RSS {cold['peak_rss_mb']} MB; the first launch before them {cold['first_launch_s']} s "
         f"({cold['first_launch_read_mb']} MB read from disk)"
     )
+    if "cold_start_reranked" in report:
+        ranked = report["cold_start_reranked"]
+        console.print(
+            f"cold `codeground search` with the MiniLM-size cross-encoder in place: median "
+            f"{ranked['median_s']} s of {len(ranked['runs_s'])}, peak RSS {ranked['peak_rss_mb']} MB"
+        )
     for row in ("checkout_index", "chat_start"):
         if "error" in report.get(row, {}):
             console.print(f"{row}: not measured: {report[row]['error']}")

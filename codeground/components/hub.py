@@ -10,11 +10,17 @@ is imported:
   (``HF_ENDPOINT``, default ``https://huggingface.co``) is tried with a short timeout, once per
   process: no answer means it cannot load, and the caller says so in one line.
 
+A component that reads a hub model's files itself (rather than through a library that downloads
+them) gets them with ``hub_folder``: the cached snapshot, found without asking the network, or,
+when the files are not cached and the hub can be reached, downloaded once by ``huggingface_hub``.
+A cached model is therefore read with no network round trip at every start.
+
 Usage:
 ```python
-from codeground.components.hub import unavailable
+from codeground.components.hub import is_hub_id, unavailable
 
 why = unavailable("cross-encoder/ms-marco-MiniLM-L-6-v2")  # None, or an OSError saying why not
+assert is_hub_id("cross-encoder/ms-marco-MiniLM-L-6-v2") and not is_hub_id("/models/mine")
 ```
 """
 
@@ -79,3 +85,38 @@ def unavailable(model: str) -> OSError | None:
     if not hub_reachable():
         return OSError(f"{model} is not in the local model cache and the hub cannot be reached (offline)")
     return None
+
+
+def is_hub_id(model: str) -> bool:
+    """``org/name`` that is not a folder here: what ``unavailable`` asks the hub's cache about."""
+    return (
+        bool(model)
+        and not model.startswith(("/", ".", "~"))
+        and model.count("/") == 1
+        and not Path(model).expanduser().exists()
+    )
+
+
+def hub_folder(model: str, patterns: list[str], *, required: tuple[str, ...] = ()) -> Path:
+    """The local snapshot folder of hub model ``model`` holding its files that match ``patterns``
+    (each of ``required`` among them): the cached one when it has them, without a network request;
+    else downloaded by ``huggingface_hub`` if the hub can be reached. Raises OSError (one line) when
+    the files are neither cached nor reachable."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        folder = Path(snapshot_download(model, allow_patterns=patterns, local_files_only=True))
+        if all((folder / name).is_file() for name in required):
+            return folder
+    except LocalEntryNotFoundError:
+        pass
+    if offline_by_setting():
+        raise OSError(f"{model} is not in the local model cache and HF_HUB_OFFLINE is set (offline)")
+    if not hub_reachable():
+        raise OSError(f"{model} is not in the local model cache and the hub cannot be reached (offline)")
+    folder = Path(snapshot_download(model, allow_patterns=patterns))
+    missing = [name for name in required if not (folder / name).is_file()]
+    if missing:
+        raise OSError(f"{model}: the hub's copy has no {', '.join(missing)}")
+    return folder

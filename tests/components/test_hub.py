@@ -8,7 +8,7 @@ import pytest
 
 from codeground.components import hub
 from codeground.components.hub import unavailable
-from tests.conftest import closed_port
+from tests.conftest import closed_port, hub_cache_with
 
 
 @pytest.fixture
@@ -77,3 +77,49 @@ def test_a_name_lookup_that_hangs_is_not_waited_for(monkeypatch):
     finally:
         release.set()
         hub.hub_reachable.cache_clear()
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An empty Hugging Face hub cache of this test's own (what ``HF_HUB_CACHE`` names)."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+def test_a_cached_hub_model_is_read_from_its_snapshot_without_asking_the_network(
+    online_setting, hub_cache, tmp_path, monkeypatch
+):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "tokenizer.json").write_text("{}")
+    snapshot = hub_cache_with(model, hub_cache, "org/tiny")
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: pytest.fail("asked the network"))
+    folder = hub.hub_folder("org/tiny", ["*.json"], required=("config.json", "tokenizer.json"))
+    assert folder == snapshot and (folder / "tokenizer.json").read_text() == "{}"
+
+
+def test_a_hub_model_neither_cached_nor_reachable_is_one_oserror_after_one_probe(online_setting, hub_cache):
+    with pytest.raises(OSError, match=r"^org/missing is not in the local model cache and the hub cannot be"):
+        hub.hub_folder("org/missing", ["*.json"], required=("config.json",))
+
+
+def test_a_cached_snapshot_without_a_required_file_is_not_taken_as_the_model(
+    online_setting, hub_cache, tmp_path
+):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    hub_cache_with(model, hub_cache, "org/partial")
+    with pytest.raises(OSError, match="hub cannot be reached"):  # it would download the rest
+        hub.hub_folder("org/partial", ["*.json"], required=("config.json", "tokenizer.json"))
+
+
+def test_hub_ids_are_org_slash_name_and_never_a_local_folder(tmp_path):
+    assert hub.is_hub_id("cross-encoder/ms-marco-MiniLM-L-6-v2")
+    assert not hub.is_hub_id(str(tmp_path))
+    assert not hub.is_hub_id("./models/mine") and not hub.is_hub_id("a/b/c") and not hub.is_hub_id("plain")

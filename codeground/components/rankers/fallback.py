@@ -16,14 +16,15 @@ from codeground.components.notices import RERANK_UNAVAILABLE, Notice
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RANKER = {
-    "type": "haystack_integrations.components.rankers.sentence_transformers.sentence_transformers_similarity."
-    "SentenceTransformersSimilarityRanker",
+DEFAULT_RANKER = {  # query.yaml's
+    "type": "codeground.components.rankers.openvino_cross_encoder.OpenVINOCrossEncoderRanker",
     "init_parameters": {
         "model": "cross-encoder/ms-marco-MiniLM-L-6-v2",
         "top_k": 24,
         "meta_fields_to_embed": ["header"],
         "scale_score": True,
+        "max_length": 512,
+        "precision": "fp32",
     },
 }
 

@@ -25,7 +25,7 @@ from codeground.components.rankers.openvino_cross_encoder import (
     OpenVINOCrossEncoderRanker,
     exported_cross_encoder,
 )
-from tests.conftest import PROJECT_ROOT, codeground_components_allowed
+from tests.conftest import PROJECT_ROOT, codeground_components_allowed, hub_cache_with
 
 pytestmark = pytest.mark.slow
 
@@ -266,3 +266,57 @@ def test_a_query_process_never_imports_torch(ranker, cross_encoder, cache):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "torch loaded: False"
+
+
+def test_a_hub_id_in_the_local_hub_cache_scores_as_its_folder_does(ranker, cross_encoder, cache, tmp_path,
+                                                                      monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # read from the cache: nothing is downloaded
+    hub_cache_with(cross_encoder, tmp_path / "hub", "cross-encoder/tiny-test")
+    by_id = OpenVINOCrossEncoderRanker(model="cross-encoder/tiny-test", top_k=10, scale_score=False,
+                                       max_length=64)
+    by_id.warm_up()
+    want = {d.id: d.score for d in ranker.run(query=QUERY, documents=DOCS)["documents"]}
+    got = by_id.run(query=QUERY, documents=DOCS)["documents"]
+    assert [d.id for d in got] == list(want)
+    assert np.allclose([d.score for d in got], [want[d.id] for d in got], atol=1e-5)
+
+
+def test_query_yaml_reranks_with_the_cached_hub_cross_encoder_in_a_search_that_never_imports_torch(
+    cross_encoder, indexed_sample, tmp_path
+):
+    """What a user who once downloaded query.yaml's cross-encoder gets: the stock ranker's model run
+    from an OpenVINO export (made once), no torch in the search process (it took a cold search from
+    about 1.5 to 9-10 s). Without the model in the cache, the same search says reranking is off."""
+    _, index_dir = indexed_sample
+    script = (
+        "import os, sys\n"
+        "from codeground.app.cli import main\n"
+        "question = 'How does Trainer.fit run epochs?'\n"
+        "sys.argv = ['codeground', 'search', question, '--index-dir', sys.argv[1]]\n"
+        "real_exit = os._exit\n"
+        "def report(code):\n"
+        "    print('torch loaded:', 'torch' in sys.modules, flush=True)\n"
+        "    real_exit(code)\n"
+        "os._exit = report\n"
+        "main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CODEGROUND_CACHE"}  # the user's model cache
+    searches = {}
+    for name in ("cached", "empty"):
+        hub = tmp_path / name
+        hub.mkdir()
+        if name == "cached":
+            hub_cache_with(cross_encoder, hub, "cross-encoder/ms-marco-MiniLM-L-6-v2")
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(index_dir)], capture_output=True, text=True, timeout=300,
+            cwd=PROJECT_ROOT, env={**env, "HF_HUB_CACHE": str(hub), "HF_HUB_OFFLINE": "1"},
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "pkg/trainer.py" in proc.stdout
+        searches[name] = proc
+    assert "reranking unavailable" not in searches["cached"].stderr
+    assert searches["cached"].stdout.strip().splitlines()[-1] == "torch loaded: False"
+    assert "reranking unavailable" in searches["empty"].stderr

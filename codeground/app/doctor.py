@@ -24,9 +24,9 @@ from typing import Any
 from codeground.app.errors import CodegroundError
 
 BUILT_RERANKER_FIX = "build it on this machine once: `codeground reranker build` (about 25 min on 2 cores)"
-RERANKER_FIX = (
-    "download it once where a network is available: `HF_HUB_OFFLINE=0 .venv/bin/python -c "
-    "\"from sentence_transformers import CrossEncoder; CrossEncoder('{model}')\"`"
+RERANKER_FIX = (  # the check below warms the ranker: online, that downloads (and exports) its model
+    "run `codeground doctor` once where a network is available (HF_HUB_OFFLINE unset): the reranker "
+    "downloads {model} into the Hugging Face cache then"
 )
 
 

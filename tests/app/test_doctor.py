@@ -58,7 +58,8 @@ def test_missing_reranker_model_is_optional_and_says_how_to_get_it(repo, fake_ol
     line = by_piece["reranker"]
     assert code == 0
     assert line.startswith("✗ reranker (optional): cross-encoder/ms-marco-MiniLM-L-6-v2 cannot load")
-    assert "keeps the fused order" in line and "fix:" in line and "CrossEncoder(" in line
+    assert "keeps the fused order" in line and "fix:" in line
+    assert "run `codeground doctor` once where a network is available" in line
 
 
 def test_models_missing_on_the_server_are_named_with_the_command_that_pulls_them(

@@ -26,8 +26,9 @@ Rules:
   when they are not there and the hub can be reached (``codeground.components.hub.hub_folder``).
   ``query.yaml`` runs the stock ranker's model, ``cross-encoder/ms-marco-MiniLM-L-6-v2``, this way:
   through the stock ranker a cold ``codeground search`` with that model cached imported torch and
-  sentence-transformers and took 8.8–10.3 s, about 1 GB; through this one 2.1–2.2 s, 490 MB
-  (2-core EPYC Zen 4, a MiniLM-size stand-in for the model, which cannot be downloaded here).
+  sentence-transformers and took 10.5 s, about 1 GB; through this one 2.7 s, 470 MB (medians of 5
+  alternated launches, 2-core EPYC Zen 4, a MiniLM-size stand-in for the model, which cannot be
+  downloaded here).
 - The compiled model is kept per CPU beside the embedders' (``openvino_encoder.compile_kept``).
 
 Usage:

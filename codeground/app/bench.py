@@ -219,8 +219,8 @@ def _launches(
     median of ``runs`` launches after a first one. The first launch may read codeground's files from
     disk (a VM's memory manager may drop them from the OS cache after a quiet minute); it is reported
     apart, with what it read, and the median is what a command after it takes (a new process, the
-    files in the OS cache)."""
-    launches = []
+    files in the OS cache). ``stderr`` holds what each timed launch wrote there."""
+    launches, errs = [], []
     for number in range(runs + 1):
         before_each()
         ran = cmd(number) if callable(cmd) else cmd
@@ -229,6 +229,7 @@ def _launches(
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             raise CodegroundError(f"`codeground {ran[len(_codeground())]}` failed in the bench: {last[:300]}")
         launches.append(figures)
+        errs.append(proc.stderr)
     first, timed = launches[0], launches[1:]
     return {
         "runs_s": [f["wall_s"] for f in timed],
@@ -237,6 +238,7 @@ def _launches(
         "read_mb": [f["read_mb"] for f in timed],
         "first_launch_s": first["wall_s"],
         "first_launch_read_mb": first["read_mb"],
+        "stderr": errs[1:],
     }
 
 
@@ -251,7 +253,12 @@ def _cold_start(index_dir: Path, question: str, pipeline: Path, runs: int = 3) -
         args = ["search", asked, "-k", "5", "--index-dir", str(index_dir), "--pipeline", str(pipeline)]
         return [*_codeground(), *args]
 
-    return _launches(cmd, runs)
+    from codeground.components.rankers.fallback import NO_OPINION
+
+    figures = _launches(cmd, runs)
+    # a launch whose reranker had no opinion (model missing, export failed) kept the fused order
+    figures["reranker_no_opinion"] = sum(NO_OPINION in err for err in figures.pop("stderr"))
+    return figures
 
 
 def _checkout_index(checkout: Path, index_dir: Path, runs: int = 3) -> dict[str, Any]:
@@ -262,6 +269,7 @@ def _checkout_index(checkout: Path, index_dir: Path, runs: int = 3) -> dict[str,
 
     cmd = [*_codeground(), "index", str(checkout), "--index-dir", str(index_dir), "--no-fill"]
     figures = _launches(cmd, runs, before_each=lambda: shutil.rmtree(index_dir, ignore_errors=True))
+    figures.pop("stderr")
     return {"repo": str(checkout), **figures, "records": open_index(index_dir)[1].chunk_count}
 
 
@@ -338,8 +346,8 @@ proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subproce
 err = proc.stderr.read()
 _, status, usage = os.wait4(proc.pid, 0)
 proc.returncode = os.waitstatus_to_exitcode(status)
+sys.stderr.write(err.decode(errors="replace"))
 if proc.returncode:
-    sys.stderr.write(err.decode(errors="replace"))
     sys.exit(proc.returncode)
 print(time.perf_counter() - t0, usage.ru_maxrss, usage.ru_inblock)
 """

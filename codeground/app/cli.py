@@ -783,7 +783,8 @@ def _print_bench(report: dict) -> None:
         ranked = report["cold_start_reranked"]
         console.print(
             f"cold `codeground search` with the MiniLM-size cross-encoder in place: median "
-            f"{ranked['median_s']} s of {len(ranked['runs_s'])}, peak RSS {ranked['peak_rss_mb']} MB"
+            f"{ranked['median_s']} s of {len(ranked['runs_s'])}, peak RSS {ranked['peak_rss_mb']} MB "
+            f"(reranking unavailable in {ranked['reranker_no_opinion']} of them)"
         )
     for row in ("checkout_index", "chat_start"):
         if "error" in report.get(row, {}):

@@ -80,6 +80,11 @@ def unavailable(model: str) -> OSError | None:
         return OSError(f"no model folder at {model}")
     if "/" not in model or _cached(model):
         return None
+    return _offline(model)
+
+
+def _offline(model: str) -> OSError | None:
+    """Why ``model``, not in the local cache, cannot be downloaded now; None when the hub answers."""
     if offline_by_setting():
         return OSError(f"{model} is not in the local model cache and HF_HUB_OFFLINE is set (offline)")
     if not hub_reachable():
@@ -111,10 +116,9 @@ def hub_folder(model: str, patterns: list[str], *, required: tuple[str, ...] = (
             return folder
     except LocalEntryNotFoundError:
         pass
-    if offline_by_setting():
-        raise OSError(f"{model} is not in the local model cache and HF_HUB_OFFLINE is set (offline)")
-    if not hub_reachable():
-        raise OSError(f"{model} is not in the local model cache and the hub cannot be reached (offline)")
+    why = _offline(model)
+    if why:
+        raise why
     folder = Path(snapshot_download(model, allow_patterns=patterns))
     missing = [name for name in required if not (folder / name).is_file()]
     if missing:

@@ -92,6 +92,7 @@ def test_bench_reports_index_incremental_recall_latency_and_launch_times_and_res
     # and with the cross-encoder in place, as for a user who has it in the model cache
     ranked = report["cold_start_reranked"]
     assert ranked["median_s"] > 0 and len(ranked["runs_s"]) == len(cold["runs_s"])
+    assert ranked["reranker_no_opinion"] == 0  # it reranked in every launch
     # the MiniLM-size cross-encoder is built locally and really reranks (an opinion on every question)
     assert report["rerank"]["reranker_no_opinion"] == 0 and report["rerank"]["latency"]["p50"] > 0
     assert (tmp_path / "cache" / "models" / "minilm-l6-cross-encoder-untrained" / "config.json").is_file()

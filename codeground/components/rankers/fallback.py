@@ -29,12 +29,15 @@ DEFAULT_RANKER = {  # query.yaml's
 }
 
 
+NO_OPINION = "reranking unavailable"  # how a notice without the reranker's opinion begins
+
+
 def no_opinion(documents: list[Document], why: str) -> dict[str, Any]:
     """What any ranker returns without an opinion: the incoming order and scores, and why."""
     return {
         "documents": list(documents),
         "reranked": False,
-        "notices": [Notice(RERANK_UNAVAILABLE, f"reranking unavailable: {why}; kept the fused order")],
+        "notices": [Notice(RERANK_UNAVAILABLE, f"{NO_OPINION}: {why}; kept the fused order")],
     }
 
 

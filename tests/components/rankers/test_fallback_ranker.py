@@ -283,3 +283,11 @@ def test_without_network_an_uncached_reranker_is_no_opinion_without_loading_its_
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
     assert "Retrying" not in proc.stderr
+
+
+def test_the_default_ranker_is_the_one_query_yaml_names():
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.components.rankers.fallback import DEFAULT_RANKER
+
+    yaml_ranker = read_pipeline_dict(PIPELINES_DIR / "query.yaml")["components"]["ranker"]
+    assert yaml_ranker["init_parameters"]["ranker"] == DEFAULT_RANKER

@@ -68,7 +68,9 @@ def cross_encoder(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def ranker(cross_encoder, cache) -> OpenVINOCrossEncoderRanker:
-    ranker = OpenVINOCrossEncoderRanker(model=str(cross_encoder), top_k=10, scale_score=False, max_length=64)
+    # f32 on every CPU, to compare with torch's fp32 (OpenVINO would pick bf16 where the CPU has it)
+    ranker = OpenVINOCrossEncoderRanker(model=str(cross_encoder), top_k=10, scale_score=False, max_length=64,
+                                        inference_precision="f32")
     ranker.warm_up()
     return ranker
 
@@ -96,7 +98,7 @@ def test_fp32_scores_are_torch_logits_and_the_order_is_theirs(ranker, cross_enco
     want = dict(zip([d.id for d in DOCS], torch_logits(cross_encoder, QUERY, [d.content for d in DOCS], 64),
                     strict=True))
     assert sorted(d.id for d in ranked) == sorted(want)
-    # fp32 on every CPU (not the bf16 OpenVINO would pick where the CPU has it): float rounding only
+    # f32 asked for: float rounding only, on any CPU
     assert np.allclose([d.score for d in ranked], [want[d.id] for d in ranked], atol=1e-4)
     import openvino as ov
 
@@ -114,7 +116,8 @@ def test_scale_score_is_the_sigmoid_of_the_logit_times_the_calibration_factor(ra
 
 def test_meta_fields_to_embed_are_scored_before_the_content(cross_encoder, cache):
     with_header = OpenVINOCrossEncoderRanker(
-        model=str(cross_encoder), meta_fields_to_embed=["header"], scale_score=False, max_length=64
+        model=str(cross_encoder), meta_fields_to_embed=["header"], scale_score=False, max_length=64,
+        inference_precision="f32",
     )
     with_header.warm_up()
     got = {d.id: d.score for d in with_header.run(query=QUERY, documents=DOCS)["documents"]}
@@ -189,7 +192,8 @@ def test_ranker_round_trips_through_yaml_dicts():
     original = OpenVINOCrossEncoderRanker(
         model="/models/xenc", top_k=24, query_prefix="q: ", query_suffix="?", document_suffix=" .",
         meta_fields_to_embed=["header"],
-        calibration_factor=2.0, score_threshold=0.1, precision="int8", max_length=128, batch_size=8,
+        calibration_factor=2.0, score_threshold=0.1, precision="int8", inference_precision="f32",
+        max_length=128, batch_size=8,
     )
     data = component_to_dict(original, "ranker")
     with codeground_components_allowed():
@@ -281,7 +285,7 @@ def test_a_hub_id_in_the_local_hub_cache_scores_as_its_folder_does(ranker, cross
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # read from the cache: nothing is downloaded
     hub_cache_with(cross_encoder, tmp_path / "hub", "cross-encoder/tiny-test")
     by_id = OpenVINOCrossEncoderRanker(model="cross-encoder/tiny-test", top_k=10, scale_score=False,
-                                       max_length=64)
+                                       max_length=64, inference_precision="f32")
     by_id.warm_up()
     want = {d.id: d.score for d in ranker.run(query=QUERY, documents=DOCS)["documents"]}
     got = by_id.run(query=QUERY, documents=DOCS)["documents"]

@@ -70,6 +70,28 @@ PLANTED_SECRETS = ("sk-live-FAKE", "FAKEKEYDATA")
 FAKE_PEM = "-----BEGIN RSA PRIVATE KEY-----\nFAKEKEYDATA\n-----END RSA PRIVATE KEY-----\n"
 
 
+def search_reporting_modules(modules: dict[str, str]) -> str:
+    """A script that runs `codeground search` in-process on the index named by its first argument
+    and, as the process exits (``os._exit``), prints ``<label> loaded: True|False`` for each
+    ``label: module`` of ``modules``: which libraries a search process imported."""
+    lines = "".join(
+        f"    print({label + ' loaded:'!r}, {module!r} in sys.modules, flush=True)\n"
+        for label, module in modules.items()
+    )
+    return (
+        "import os, sys\n"
+        "from codeground.app.cli import main\n"
+        "question = 'How does Trainer.fit run epochs?'\n"
+        "sys.argv = ['codeground', 'search', question, '--index-dir', sys.argv[1]]\n"
+        "real_exit = os._exit\n"
+        "def report(code):\n"
+        f"{lines}"
+        "    real_exit(code)\n"
+        "os._exit = report\n"
+        "main()\n"
+    )
+
+
 def hub_cache_with(model_dir: Path, cache: Path, repo_id: str) -> Path:
     """Put ``model_dir``'s files in ``cache`` as the Hugging Face hub cache holds a downloaded model
     (``models--org--name/{blobs,refs/main,snapshots/<commit>}``, snapshot files linked to blobs);

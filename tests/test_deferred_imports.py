@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from codeground.deferred_imports import defer
-from tests.conftest import PROJECT_ROOT
+from tests.conftest import PROJECT_ROOT, search_reporting_modules
 
 OTLP_EXPORTER = "opentelemetry.exporter.otlp.proto.grpc.trace_exporter"
 
@@ -183,24 +183,10 @@ def test_a_search_process_never_imports_torch_posthog_or_the_llm_client(indexed_
     (Haystack's telemetry, off) 0.08 s, httpx's command line and chromadb's OTLP exporter
     about 0.1 s together, OpenVINO's converter 0.04 s."""
     _, index_dir = indexed_sample
-    script = (
-        "import os, sys\n"
-        "from codeground.app.cli import main\n"
-        "question = 'How does Trainer.fit run epochs?'\n"
-        "sys.argv = ['codeground', 'search', question, '--index-dir', sys.argv[1]]\n"
-        "real_exit = os._exit\n"
-        "def report(code):\n"
-        "    print('ollama loaded:', 'ollama' in sys.modules, flush=True)\n"
-        "    print('torch loaded:', 'torch' in sys.modules, flush=True)\n"
-        "    print('posthog loaded:', 'posthog' in sys.modules, flush=True)\n"
-        "    print('httpx cli loaded:', 'httpx._main' in sys.modules, flush=True)\n"
-        f"    print('otlp exporter loaded:', '{OTLP_EXPORTER}' in sys.modules, flush=True)\n"
-        "    print('openvino loaded:', 'openvino' in sys.modules, flush=True)\n"
-        "    print('openvino converter loaded:', 'openvino.tools.ovc' in sys.modules, flush=True)\n"
-        "    real_exit(code)\n"
-        "os._exit = report\n"
-        "main()\n"
-    )
+    script = search_reporting_modules({
+        "ollama": "ollama", "torch": "torch", "posthog": "posthog", "httpx cli": "httpx._main",
+        "otlp exporter": OTLP_EXPORTER, "openvino": "openvino", "openvino converter": "openvino.tools.ovc",
+    })
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", script, str(index_dir)],

@@ -21,15 +21,21 @@ def online_setting(monkeypatch):
     hub.hub_reachable.cache_clear()
 
 
-def test_uncached_hub_model_without_network_is_refused_after_one_probe(online_setting, monkeypatch):
-    probes = []
+@pytest.fixture
+def probes(monkeypatch) -> list:
+    """The addresses connected to from now on (each probe of the hub is one)."""
+    seen = []
     real = socket.create_connection
 
     def counting(address, *args, **kwargs):
-        probes.append(address)
+        seen.append(address)
         return real(address, *args, **kwargs)
 
     monkeypatch.setattr(socket, "create_connection", counting)
+    return seen
+
+
+def test_uncached_hub_model_without_network_is_refused_after_one_probe(online_setting, probes):
     first = unavailable("cross-encoder/not-in-any-cache-xyz")
     second = unavailable("cross-encoder/another-missing-model")
     assert isinstance(first, OSError) and "cannot be reached (offline)" in str(first)
@@ -104,16 +110,8 @@ def test_a_cached_hub_model_is_read_from_its_snapshot_without_asking_the_network
 
 
 def test_a_hub_model_neither_cached_nor_reachable_is_one_oserror_after_one_probe(
-    online_setting, hub_cache, monkeypatch
+    online_setting, hub_cache, probes
 ):
-    probes = []
-    real = socket.create_connection
-
-    def counting(address, *args, **kwargs):
-        probes.append(address)
-        return real(address, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "create_connection", counting)
     for _ in range(2):
         with pytest.raises(OSError, match=r"^org/missing is not in the local model cache and the hub cannot"):
             hub.hub_folder("org/missing", ["*.json"], required=("config.json",))

@@ -25,7 +25,12 @@ from codeground.components.rankers.openvino_cross_encoder import (
     OpenVINOCrossEncoderRanker,
     exported_cross_encoder,
 )
-from tests.conftest import PROJECT_ROOT, codeground_components_allowed, hub_cache_with
+from tests.conftest import (
+    PROJECT_ROOT,
+    codeground_components_allowed,
+    hub_cache_with,
+    search_reporting_modules,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -300,18 +305,7 @@ def test_query_yaml_reranks_with_the_cached_hub_cross_encoder_in_a_search_that_n
     from an OpenVINO export (made once), no torch in the search process (it took a cold search from
     about 1.5 to 9-10 s). Without the model in the cache, the same search says reranking is off."""
     _, index_dir = indexed_sample
-    script = (
-        "import os, sys\n"
-        "from codeground.app.cli import main\n"
-        "question = 'How does Trainer.fit run epochs?'\n"
-        "sys.argv = ['codeground', 'search', question, '--index-dir', sys.argv[1]]\n"
-        "real_exit = os._exit\n"
-        "def report(code):\n"
-        "    print('torch loaded:', 'torch' in sys.modules, flush=True)\n"
-        "    real_exit(code)\n"
-        "os._exit = report\n"
-        "main()\n"
-    )
+    script = search_reporting_modules({"torch": "torch"})
     env = {k: v for k, v in os.environ.items() if k != "CODEGROUND_CACHE"}  # the user's model cache
     searches = {}
     for name in ("cached", "empty"):

@@ -76,7 +76,7 @@ def unavailable(model: str) -> OSError | None:
     """Why ``model`` (a local folder or a hub id) cannot load right now; None when it may load."""
     if not model or Path(model).expanduser().exists():
         return None
-    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
+    if _path_like(model):
         return OSError(f"no model folder at {model}")
     if "/" not in model or _cached(model):
         return None
@@ -92,14 +92,14 @@ def _offline(model: str) -> OSError | None:
     return None
 
 
+def _path_like(model: str) -> bool:
+    """A name only a folder can have: absolute, relative to here or home, or more than ``org/name``."""
+    return model.startswith(("/", ".", "~")) or model.count("/") > 1
+
+
 def is_hub_id(model: str) -> bool:
     """``org/name`` that is not a folder here: what ``unavailable`` asks the hub's cache about."""
-    return (
-        bool(model)
-        and not model.startswith(("/", ".", "~"))
-        and model.count("/") == 1
-        and not Path(model).expanduser().exists()
-    )
+    return "/" in model and not _path_like(model) and not Path(model).expanduser().exists()
 
 
 def hub_folder(model: str, patterns: list[str], *, required: tuple[str, ...] = ()) -> Path:

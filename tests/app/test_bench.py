@@ -9,7 +9,7 @@ import pytest
 from codeground.app.bench import run_bench
 from codeground.app.eval_runner import default_variants
 from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
-from codeground.components.cpu import VECTOR_FLAGS
+from codeground.components.cpu import BF16_FLAGS, VECTOR_FLAGS
 from tests.conftest import make_sample_repo
 
 
@@ -100,7 +100,9 @@ def test_bench_reports_index_incremental_recall_latency_and_launch_times_and_res
     speeds = report["embedders"]
     assert speeds["records"] > 0 and len(speeds["texts_per_s"]) == 4
     assert all(v > 0 for v in speeds["texts_per_s"].values())
-    assert report["machine"]["flags"] == [f for f in report["machine"]["flags"] if f in VECTOR_FLAGS]
+    machine = report["machine"]
+    assert machine["flags"] == [f for f in machine["flags"] if f in VECTOR_FLAGS + BF16_FLAGS]
+    assert machine["threads_per_core"] in (None, 1, 2, 4, 8) and len(machine["cpu_family_model"]) == 2
     assert [s.split()[0] for s in stages] == [
         "model",
         "full",

@@ -111,6 +111,54 @@ def test_fp32_scores_are_torch_logits_and_the_order_is_theirs(ranker, cross_enco
     assert [d.score for d in ranked] == sorted((d.score for d in ranked), reverse=True)
 
 
+def test_pairs_are_scored_four_at_a_time_padded_to_multiples_of_32_tokens_as_one_at_a_time(ranker,
+                                                                                           cross_encoder):
+    shapes: list[tuple[int, int]] = []
+    request = ranker._request
+
+    class Spy:
+        """The infer request, recording the shape of every batch it is given."""
+
+        def infer(self, inputs):
+            shapes.append(inputs["input_ids"].shape)
+            return request.infer(inputs)
+
+        def get_output_tensor(self, index):
+            return request.get_output_tensor(index)
+
+    ranker._request = Spy()
+    try:
+        batched = {d.id: d.score for d in ranker.run(query=QUERY, documents=DOCS)["documents"]}
+    finally:
+        ranker._request = request
+    # five pairs sorted by length: four, then the longest alone; widths of 32 or 64 (max_length)
+    assert [rows for rows, _ in shapes] == [4, 1]
+    assert {width for _, width in shapes} <= {32, 64} and shapes[-1][1] == 64
+    alone = OpenVINOCrossEncoderRanker(model=str(cross_encoder), top_k=10, scale_score=False, max_length=64,
+                                       inference_precision="f32", batch_size=1)
+    alone.warm_up()
+    single = {d.id: d.score for d in alone.run(query=QUERY, documents=DOCS)["documents"]}
+    # the padding is masked: f32 scores of a pair alone and in a padded batch differ by rounding only
+    assert single.keys() == batched.keys()
+    assert np.allclose([single[i] for i in batched], list(batched.values()), atol=1e-5)
+    with pytest.raises(ValueError, match="batch_size"):
+        OpenVINOCrossEncoderRanker(batch_size=0)
+
+
+def test_a_batch_is_never_padded_past_the_longest_pair_the_model_takes():
+    class Pair:
+        """What the helper reads of a ``tokenizers`` pair encoding."""
+
+        def __init__(self, n: int) -> None:
+            self.ids, self.attention_mask, self.type_ids = [7] * n, [1] * n, [0] * n
+
+    padded = openvino_cross_encoder._padded([Pair(300), Pair(20)], pad_id=0, multiple=32, limit=310)
+    assert padded["input_ids"].shape == (2, 310)  # 320 would pass the model's 310 positions
+    rounded = openvino_cross_encoder._padded([Pair(33)], pad_id=0, multiple=32, limit=512)
+    assert rounded["input_ids"].shape == (1, 64)
+    assert padded["attention_mask"][1].sum() == 20 and padded["input_ids"][1, 20:].sum() == 0
+
+
 def test_scale_score_is_the_sigmoid_of_the_logit_times_the_calibration_factor(ranker):
     raw = {d.id: d.score for d in ranker.run(query=QUERY, documents=DOCS)["documents"]}
     for factor in (1.0, 40.0):

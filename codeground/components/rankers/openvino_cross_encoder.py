@@ -40,7 +40,8 @@ Rules:
 - The compiled model is kept per CPU beside the embedders' (``openvino_encoder.compile_kept``).
   It computes in the precision OpenVINO's CPU plugin picks for the CPU (``inference_precision``
   None): bf16 where the CPU computes it natively (AVX512_BF16, AMX), f32 elsewhere. Scoring 24
-  candidates of about 300 tokens took 0.65–0.68 s in bf16 and 1.23–1.25 s in f32 on a 2-core Zen 4;
+  candidates of about 300 tokens took 0.65–0.68 s in bf16 and 1.23–1.25 s in f32 on a 2-core Zen 4
+  (16 pairs a batch, as before the batching rule above);
   bf16 moves the logits by rounding only (3e-4 at most on the stand-in). ``inference_precision="f32"``
   computes as torch's fp32 does on every CPU.
 
@@ -220,7 +221,8 @@ def _padded(
     """The model inputs for ``encodings`` (``tokenizers`` pair encodings), right-padded to the longest
     rounded up to a multiple of ``multiple``, but never past ``limit`` tokens (the model's longest)."""
     longest = max(len(e.ids) for e in encodings)
-    width = max(longest, min(-(-longest // multiple) * multiple, limit or longest))
+    rounded = -(-longest // multiple) * multiple
+    width = rounded if limit is None else max(longest, min(rounded, limit))
     ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(encodings), width), dtype=np.int64)
     types = np.zeros((len(encodings), width), dtype=np.int64)
@@ -364,7 +366,7 @@ class OpenVINOCrossEncoderRanker:
         length = min(self.max_length, seq_len)
         pairs = Tokenizer.from_file(str(exported / "tokenizer.json"))
         padding = pairs.padding
-        pairs.no_padding()  # batches are padded here, to their longest pair
+        pairs.no_padding()  # batches are padded here (``_padded``, the module rules)
         pairs.enable_truncation(length, strategy="only_second")
         queries = Tokenizer.from_file(str(exported / "tokenizer.json"))
         queries.no_padding()

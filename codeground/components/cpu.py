@@ -42,8 +42,13 @@ def cpu_model() -> str:
 
 def vector_flags() -> list[str]:
     """The vector-instruction flags, of those that decide which embedder is fastest, this CPU has."""
+    return _flags_present(VECTOR_FLAGS)
+
+
+def _flags_present(names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` that the CPU's flags list, in their order."""
     present = set((_cpuinfo_field("flags") or "").split())
-    return [f for f in VECTOR_FLAGS if f in present]
+    return [f for f in names if f in present]
 
 
 def threads_per_core() -> int | None:
@@ -70,13 +75,12 @@ def machine() -> dict[str, object]:
     import os
     import platform
 
-    present = set((_cpuinfo_field("flags") or "").split())
     return {
         "cores": os.cpu_count(),
         "threads_per_core": threads_per_core(),
         "cpu": cpu_model(),
         # the "model\t" line, not "model name"
         "cpu_family_model": [_cpuinfo_field("cpu family"), _cpuinfo_field("model\t")],
-        "flags": vector_flags() + [f for f in BF16_FLAGS if f in present],
+        "flags": _flags_present(VECTOR_FLAGS + BF16_FLAGS),
         "python": platform.python_version(),
     }

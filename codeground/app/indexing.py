@@ -149,11 +149,13 @@ def run_index(
     full: bool = False,
     on_walk: Callable[[dict[str, Any], int], None] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> IndexResult:
     """Index ``repo`` into ``index_dir`` with the pipeline at ``pipeline_path``.
 
-    ``on_walk(report, n_to_process)`` is called once after the walk; ``on_progress(files_done,
-    records_written)`` after each batch.
+    ``on_walk(report, n_to_process)`` is called once after the walk; ``on_ready()`` once the models
+    are loaded (a first run on a machine may have built them), before the first batch;
+    ``on_progress(files_done, records_written)`` after each batch.
     """
     from codeground.components.walker import RepositoryWalker
 
@@ -236,6 +238,8 @@ def run_index(
                 )
             stores = _Stores(pipeline, stages.roles, held)
             dim: int | None = None
+            if on_ready:
+                on_ready()
 
             entries: dict[str, FileEntry] = {p: e for p, e in old_files.items() if p in new_hashes}
             changed = [i for f in todo for i in _old_ids(old_files, f.meta["file_path"])]

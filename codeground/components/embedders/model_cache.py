@@ -8,6 +8,9 @@ under a temporary name and renamed into place, so a crash never leaves a half-bu
 later run would load. Each use touches the folder (its modification time is its last use), and each
 build removes the neighbours nobody has used for a month (``model_prune``): the cache grows only at a
 build, and whatever is removed is built again from installed files when it is next needed.
+A build, and a wait for another process's build, is announced in one line on the
+``codeground.prepare`` logger (``announce``): the command line prints it, so that a first run that
+spends half a minute distilling or exporting says so instead of looking stuck.
 
 Usage:
 ```python
@@ -31,6 +34,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -54,6 +58,8 @@ def cache_root() -> Path:
 BUILT_NAME = re.compile(r"^[^.].*-[0-9a-f]{16}$")
 # OpenVINO's compiled models of each export, per CPU: ``<models cache>/openvino-compiled/<cpu>/<export>``
 COMPILED = "openvino-compiled"
+# The logger of one-time preparations (``announce``); ``codeground``'s command line prints its lines.
+PREPARE_LOGGER = "codeground.prepare"
 # This machine's measured int8-or-fp32 choice for a model: ``<model>-precision.json`` (``openvino_choice``)
 CHOICE_SUFFIX = "-precision.json"
 
@@ -144,12 +150,19 @@ def model_slug(model_dir: Path) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", p) for p in parts if p)
 
 
+def announce(message: str) -> None:
+    """Say, in one line on ``PREPARE_LOGGER``, that a one-time preparation is under way."""
+    logging.getLogger(PREPARE_LOGGER).info(message)
+
+
 @contextlib.contextmanager
-def folder_lock(target: Path, operation: int, *, wait: bool = True):
+def folder_lock(
+    target: Path, operation: int, *, wait: bool = True, on_wait: Callable[[], None] | None = None
+):
     """``target``'s lock (``.<name>.lock`` beside it) held with ``operation`` (``fcntl.LOCK_SH`` or
     ``LOCK_EX``); yields whether it is held: False in a cache that cannot be written (nothing can be
     built or removed there either), on a file system without ``flock``, or, with ``wait=False``,
-    when another process holds it."""
+    when another process holds it. ``on_wait()`` is called before waiting for another holder."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = open(target.parent / f".{target.name}.lock", "a")  # noqa: SIM115 - closed below
@@ -158,7 +171,14 @@ def folder_lock(target: Path, operation: int, *, wait: bool = True):
         return
     with lock:
         try:
-            fcntl.flock(lock, operation | (0 if wait else fcntl.LOCK_NB))
+            try:
+                fcntl.flock(lock, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not wait:
+                    raise
+                if on_wait:
+                    on_wait()
+                fcntl.flock(lock, operation)
         except OSError:  # held elsewhere (BlockingIOError), or a file system without flock
             yield False
             return
@@ -171,16 +191,30 @@ def mark_used(folder: Path) -> None:
         os.utime(folder)
 
 
-def built_once(target: Path, build: Callable[[Path], None], *, marker: str) -> Path:
+def built_once(
+    target: Path, build: Callable[[Path], None], *, marker: str, what: str = "", takes: str = ""
+) -> Path:
     """``target`` once it holds ``marker``; else ``build(staging)`` under a lock, then renamed into
-    place. Either way its use is recorded; after a build, neighbours unused for a month are removed."""
-    with folder_lock(target, fcntl.LOCK_SH):  # a prune holds it exclusively while it removes
+    place. Either way its use is recorded; after a build, neighbours unused for a month are removed.
+    A build, or a wait for another process's, is announced (``announce``) as making ``what`` (a noun
+    phrase; default: the folder's name), a build with how long it ``takes`` where that is known."""
+    what = what or target.name
+    waited: list[bool] = []
+
+    def on_wait() -> None:
+        if not waited:
+            waited.append(True)
+            announce(f"waiting for another codeground process making {what}")
+
+    with folder_lock(target, fcntl.LOCK_SH, on_wait=on_wait):  # a prune holds it exclusively while it removes
         if (target / marker).is_file():
             mark_used(target)
             return target
     built = False
-    with folder_lock(target, fcntl.LOCK_EX):
+    with folder_lock(target, fcntl.LOCK_EX, on_wait=on_wait):
         if not (target / marker).is_file():  # another process may have finished it meanwhile
+            when = f"{takes}; " if takes else ""
+            announce(f"making {what} once for this machine ({when}later runs reuse it)")
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
             try:
                 build(staging)

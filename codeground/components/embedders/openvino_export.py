@@ -30,7 +30,6 @@ assert (folder / "openvino_model.xml").is_file() or any(folder.glob("*.xml"))
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 from importlib.metadata import version
 from pathlib import Path
@@ -40,10 +39,10 @@ from codeground.components.embedders.model_cache import (
     built_once,
     built_target,
     file_digest,
+    model_slug,
     source_fingerprint,
 )
 
-logger = logging.getLogger(__name__)
 CALIBRATION_FILE = Path(__file__).with_name("calibration.json")
 PRECISIONS = ("int8", "fp32")
 AUTO = "auto"  # the faster of the two on this machine (``openvino_choice``)
@@ -79,12 +78,13 @@ def exported_model(model: str | Path, *, precision: str = "int8") -> Path:
     target = built_target(model_dir, precision, fingerprint)
 
     def build(staging: Path) -> None:
-        logger.info("exporting %s to OpenVINO %s once (about a minute)", model, precision)
         in_child(
             f"{__name__}:_export", model_dir=model_dir, out=staging, precision=precision, seq_len=seq_len
         )
 
-    return built_once(target, build, marker="model.xml")
+    what = f"the OpenVINO {precision} export of {model_slug(model_dir)}"
+    takes = "about half a minute: calibrated quantization" if precision == "int8" else ""
+    return built_once(target, build, marker="model.xml", what=what, takes=takes)
 
 
 def _export(model_dir: Path, out: Path, *, precision: str, seq_len: int) -> None:

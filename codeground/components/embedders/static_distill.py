@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import os
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from codeground.components.embedders.child_build import in_child
-from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
+from codeground.components.embedders.model_cache import (
+    built_once,
+    built_target,
+    model_slug,
+    source_fingerprint,
+)
 
-logger = logging.getLogger(__name__)
 SIGN_RULE = "cubes-positive"  # part of the cache key: a table made before the rule is not reused
 
 
@@ -53,10 +56,10 @@ def distilled_model(model: str | Path, *, dims: int = 256) -> Path:
     target = built_target(model_dir, f"static{int(dims)}", fingerprint)
 
     def build(staging: Path) -> None:
-        logger.info("distilling a static model from %s once (a few minutes)", model)
         in_child(f"{__name__}:_distill", model_dir=model_dir, out=staging, dims=int(dims))
 
-    return built_once(target, build, marker="model.safetensors")
+    what = f"a static embedding model distilled from {model_slug(model_dir)}"
+    return built_once(target, build, marker="model.safetensors", what=what, takes="about half a minute")
 
 
 def _distill(model_dir: Path, out: Path, *, dims: int) -> None:

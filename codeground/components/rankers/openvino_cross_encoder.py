@@ -79,7 +79,12 @@ import numpy as np
 from haystack import Document, component, default_from_dict, default_to_dict
 
 from codeground.components.embedders.child_build import in_child
-from codeground.components.embedders.model_cache import built_once, built_target, source_fingerprint
+from codeground.components.embedders.model_cache import (
+    built_once,
+    built_target,
+    model_slug,
+    source_fingerprint,
+)
 from codeground.components.embedders.openvino_encoder import PAD_TO_MULTIPLE, compile_kept
 from codeground.components.hub import hub_folder, is_hub_id
 from codeground.reranker.location import BUILT_RERANKER, resolve_reranker
@@ -129,12 +134,12 @@ def exported_cross_encoder(model: str | Path, *, precision: str = "fp32") -> Pat
     target = built_target(model_dir, f"xenc-{precision}", fingerprint)
 
     def build(staging: Path) -> None:
-        logger.info("exporting cross-encoder %s to OpenVINO %s once (about a minute)", model, precision)
         in_child(
             f"{__name__}:_export", model_dir=model_dir, out=staging, precision=precision, seq_len=seq_len
         )
 
-    return built_once(target, build, marker="model.xml")
+    what = f"the OpenVINO {precision} export of the cross-encoder {model_slug(model_dir)}"
+    return built_once(target, build, marker="model.xml", what=what)
 
 
 def _hub_cross_encoder(model: str) -> Path:

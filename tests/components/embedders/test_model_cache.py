@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import logging
 import os
 import shutil
 import threading
@@ -36,8 +38,10 @@ def test_concurrent_builders_build_once(tmp_path):
         (out / "model.bin").write_text("weights")
 
     target = tmp_path / "m"
-    threads = [threading.Thread(target=built_once, args=(target, slow_build), kwargs={"marker": "model.bin"})
-               for _ in range(3)]
+    threads = [
+        threading.Thread(target=built_once, args=(target, slow_build), kwargs={"marker": "model.bin"})
+        for _ in range(3)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -114,3 +118,62 @@ def test_a_cache_that_cannot_be_written_only_costs_the_hash(tmp_path, monkeypatc
     (tmp_path / "config.json").write_text("{}")
     assert source_fingerprint(tmp_path) == source_fingerprint(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "config.json"]
+
+
+@pytest.fixture
+def announced():
+    """What ``model_cache.announce`` says, whatever handlers another test installed on its logger."""
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    log = logging.getLogger(model_cache.PREPARE_LOGGER)
+    handler, level = Collect(), log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    yield lines
+    log.removeHandler(handler)
+    log.setLevel(level)
+
+
+def test_a_build_is_announced_once_and_a_reuse_says_nothing(tmp_path, announced):
+    def build(out):
+        (out / "model.bin").write_text("weights")
+
+    built_once(tmp_path / "m-1", build, marker="model.bin", what="the demo model")
+    built_once(tmp_path / "m-1", build, marker="model.bin", what="the demo model")
+    built_once(tmp_path / "m-2", build, marker="model.bin", what="the other model", takes="a second")
+    assert announced == [
+        "making the demo model once for this machine (later runs reuse it)",
+        "making the other model once for this machine (a second; later runs reuse it)",
+    ]
+
+
+def test_waiting_for_another_build_is_announced_once_and_nothing_is_built_twice(tmp_path, announced):
+    target, builds, got = tmp_path / "m-1", [], []
+
+    def build(out):
+        builds.append(out)
+
+    waiter = threading.Thread(
+        target=lambda: got.append(built_once(target, build, marker="model.bin", what="the demo model"))
+    )
+    with model_cache.folder_lock(target, fcntl.LOCK_EX) as held:  # another process building it
+        assert held
+        waiter.start()
+        deadline = time.monotonic() + 10
+        while not announced and time.monotonic() < deadline:
+            time.sleep(0.01)
+        target.mkdir()
+        (target / "model.bin").write_text("weights")  # its build lands
+    waiter.join(10)
+    assert got == [target] and builds == []
+    assert announced == ["waiting for another codeground process making the demo model"]
+
+
+def test_a_lock_that_is_busy_is_not_waited_for_when_asked_not_to(tmp_path):
+    with model_cache.folder_lock(tmp_path / "m", fcntl.LOCK_EX) as first:
+        with model_cache.folder_lock(tmp_path / "m", fcntl.LOCK_SH, wait=False) as second:
+            assert first and not second

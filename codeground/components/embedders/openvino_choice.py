@@ -14,7 +14,9 @@ for fp32 on vLLM records); on an AVX2-only CPU it is the slower of the two (16.5
   for this CPU (model name and vector flags).
   It changes only when asked (``codeground embedder choose`` re-measures; ``--precision`` records a
   choice without measuring) or on another kind of CPU, never because a later run happens to be
-  slower under load.
+  slower under load;
+- one process measures at a time (a lock beside the choice file): the others wait and take its
+  choice, rather than timing side by side and deciding under each other's load.
 
 Usage:
 ```python
@@ -29,6 +31,7 @@ assert decide({"int8": 117.0, "fp32": 78.0}, [0.90, 0.99]) == "fp32"   # int8 dr
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import statistics
@@ -38,7 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from codeground.components.cpu import cpu_model, vector_flags
-from codeground.components.embedders.model_cache import CHOICE_SUFFIX, announce, cache_root, model_slug
+from codeground.components.embedders.model_cache import (
+    CHOICE_SUFFIX,
+    announce,
+    cache_root,
+    folder_lock,
+    model_slug,
+)
 from codeground.components.embedders.openvino_export import PRECISIONS
 
 MIN_COSINE = 0.95
@@ -75,17 +84,36 @@ def _choice_file(model: str | Path) -> Path:
 
 def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str, Any]:
     """This machine's choice for ``model`` (``{"precision", "texts_per_s", "cosine", "cpu", ...}``),
-    measured now if it was never measured on this kind of CPU or ``remeasure`` is asked."""
+    measured now if it was never measured on this kind of CPU or ``remeasure`` is asked.
+
+    One process measures at a time (a lock beside the choice file); one that finds another measuring
+    waits and takes its choice. Right after a first ``codeground index`` its background fill, the
+    chat and a search all need the choice at once, and timings taken side by side with each other's
+    would decide it under load (measured on a VNNI CPU: int8 18.2 and fp32 20.4 texts/s, fp32 kept,
+    against int8 66 and fp32 42 alone), and the choice stays."""
     path = _choice_file(model)
     cpu = cpu_identity()
-    if not remeasure:
-        try:
-            recorded = json.loads(path.read_text(encoding="utf-8"))
-            if recorded.get("cpu") == cpu and recorded.get("precision") in PRECISIONS:
-                return recorded
-        except (OSError, ValueError):
-            pass
-    return _record(model, {**measure(model), "cpu": cpu})
+    if not remeasure and (recorded := _recorded(path, cpu)):
+        return recorded
+
+    def on_wait() -> None:
+        announce(f"waiting for another codeground process timing the exports of {model_slug(Path(model))}")
+
+    with folder_lock(path, fcntl.LOCK_EX, on_wait=on_wait):
+        if not remeasure and (recorded := _recorded(path, cpu)):  # the one we waited for decided
+            return recorded
+        return _record(model, {**measure(model), "cpu": cpu})
+
+
+def _recorded(path: Path, cpu: str) -> dict[str, Any] | None:
+    """The choice kept in ``path`` for ``cpu``, if any."""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(recorded, dict) and recorded.get("cpu") == cpu and recorded.get("precision") in PRECISIONS:
+        return recorded
+    return None
 
 
 def set_precision(model: str | Path, precision: str) -> dict[str, Any]:

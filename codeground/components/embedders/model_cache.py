@@ -222,11 +222,12 @@ def built_once(
     A build, or a wait for another process's, is announced (``announce``) as making ``what`` (a noun
     phrase; default: the folder's name), a build with how long it ``takes`` where that is known."""
     what = what or target.name
-    waited: list[bool] = []
+    waited = False
 
-    def on_wait() -> None:
+    def on_wait() -> None:  # said once, though the wait may come at either lock
+        nonlocal waited
         if not waited:
-            waited.append(True)
+            waited = True
             announce(f"waiting while another codeground run makes {what}")
 
     with folder_lock(target, fcntl.LOCK_SH, on_wait=on_wait):  # a prune holds it exclusively while it removes

@@ -96,13 +96,13 @@ def chosen_precision(model: str | Path, *, remeasure: bool = False) -> dict[str,
     if not remeasure and (recorded := _recorded(path, cpu)):
         return recorded
 
-    with _measuring(model):
+    with _choice_lock(model):
         if not remeasure and (recorded := _recorded(path, cpu)):  # the one we waited for decided
             return recorded
         return _record(model, {**measure(model), "cpu": cpu})
 
 
-def _measuring(model: str | Path):
+def _choice_lock(model: str | Path):
     """The lock one process holds while it makes, times or records ``model``'s choice."""
 
     def on_wait() -> None:
@@ -130,7 +130,7 @@ def set_precision(model: str | Path, precision: str) -> dict[str, Any]:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be int8 or fp32, not {precision!r}")
     choice = {"precision": precision, "texts_per_s": {}, "cosine": {}, "by_hand": True}
-    with _measuring(model):  # not overwritten by a measurement that was under way
+    with _choice_lock(model):  # not overwritten by a measurement that was under way
         return _record(model, {**choice, "cpu": cpu_identity()})
 
 

@@ -63,6 +63,78 @@ def _touch_targets(repo: Path, index_dir: Path) -> list[Path]:
     return targets
 
 
+GOLD_SETS = ("docs", "code")
+
+
+def check_inputs(
+    gold_dir: Path,
+    index_pipeline: Path,
+    pipelines: list[Path],
+    *,
+    repo: Path | None = None,
+    index_dir: Path | None = None,
+    cache: Path | None = None,
+    need_code: bool = False,
+) -> None:
+    """Refuse, with one line, what a bench run could only fail on after minutes of work: checked before
+    anything is fetched, built, timed or deleted.
+
+    ``repo`` (when given) must be a folder; ``gold_dir`` must hold ``docs.json`` and/or ``code.json``,
+    each a dataset of questions with gold sources (``load_questions``, the evaluation's own reader);
+    the index YAML and every query YAML must parse (``read_pipeline_dict``), and each query YAML that
+    embeds questions must embed them as the index YAML embeds records (the same identity the query
+    side checks against a manifest); ``index_dir`` (given with ``--skip-index``) must hold an index;
+    and ``cache`` (the work folder) must be one the bench can write its ``bench/`` folder in.
+    ``need_code``: ``code.json`` itself is needed (``--qdrant``'s scale simulation asks its questions).
+    """
+    from codeground.app.evaluation import load_questions
+    from codeground.app.index_dir import IndexDir
+    from codeground.app.manifest import embedder_identity
+    from codeground.app.query import open_index
+
+    if repo is not None and not repo.is_dir():
+        raise CodegroundError(f"not a directory: {repo}")
+    if not gold_dir.is_dir():
+        raise CodegroundError(
+            f"no gold folder {gold_dir}: pass --gold-dir DIR (with docs.json and/or code.json)"
+        )
+    golds = [gold_dir / f"{name}.json" for name in GOLD_SETS if (gold_dir / f"{name}.json").is_file()]
+    if not golds:
+        raise CodegroundError(
+            f"{gold_dir} has neither docs.json nor code.json: no questions to measure recall on"
+        )
+    if need_code and gold_dir / "code.json" not in golds:
+        raise CodegroundError(
+            f"{gold_dir} has no code.json, whose questions --qdrant's scale simulation asks"
+        )
+    for gold in golds:
+        if not load_questions(gold, require_sources=True):
+            raise CodegroundError(f"{gold}: no questions")
+    indexed_with = embedder_identity(read_pipeline_dict(index_pipeline))
+    for path in pipelines:
+        wanted = embedder_identity(read_pipeline_dict(path))
+        if wanted is not None and wanted != indexed_with:
+            raise CodegroundError(
+                f"{path.name} embeds questions with {wanted.model} ({wanted.kind}) but {index_pipeline.name} "
+                f"embeds records with {indexed_with.model if indexed_with else 'nothing'}: "
+                "pass --index-pipeline with that embedder, or other --pipeline YAMLs"
+            )
+    if index_dir is not None:
+        if IndexDir(index_dir).current() is None:
+            raise CodegroundError(
+                f"--skip-index, but there is no bench index in {index_dir} yet: "
+                "run `codeground bench` without it once"
+            )
+        open_index(index_dir)  # and its manifest reads
+    if cache is not None:
+        try:
+            (cache / "bench").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CodegroundError(
+                f"cannot write the bench's files in {cache}: {exc.strerror or exc}"
+            ) from exc
+
+
 def prepare_embedder(pipeline_path: str | Path) -> None:
     """Load the document embedder of the index YAML at ``pipeline_path`` once: on a machine without its
     model folder this builds it (the static distillation, an OpenVINO export), as the index would."""
@@ -465,6 +537,14 @@ def run_bench(
         "index_pipeline": index_pipeline.name,
         "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
     }
+    check_inputs(
+        gold_dir,
+        index_pipeline,
+        pipelines,
+        repo=repo,
+        index_dir=index_dir if skip_index else None,
+        cache=cache,
+    )
     if not skip_index:
         shutil.rmtree(index_dir, ignore_errors=True)
         names = " and ".join(p.name for p in [index_pipeline, *pipelines[:1]])

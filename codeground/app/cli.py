@@ -646,21 +646,34 @@ def bench(
         _bench_languages(work_dir, index_pipeline, pipeline, language)
         return
 
-    from codeground.app.bench import DEFAULT_CACHE, run_bench
+    from codeground.app.bench import DEFAULT_CACHE, check_inputs, run_bench
     from codeground.app.corpora import vllm_corpus
     from codeground.app.eval_runner import default_variants
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 
     cache = work_dir or DEFAULT_CACHE
     gold = gold_dir or PIPELINES_DIR.parent.parent / "shared" / "bench-data" / "vllm" / "dev"
+    index_dir = cache / "bench" / "index"
     try:
+        index_yaml = index_pipeline or DEFAULT_INDEX_PIPELINE
+        variants = pipeline or default_variants(index_yaml)
+        # before the corpus is fetched (the same check opens run_bench, for callers from Python)
+        check_inputs(
+            gold,
+            index_yaml,
+            variants,
+            repo=repo,
+            index_dir=index_dir if skip_index else None,
+            cache=cache,
+            need_code=qdrant,
+        )
         corpus = repo or vllm_corpus(cache)
         report = run_bench(
             corpus,
             gold,
-            cache / "bench" / "index",
-            index_pipeline or DEFAULT_INDEX_PIPELINE,
-            pipeline or default_variants(index_pipeline or DEFAULT_INDEX_PIPELINE),
+            index_dir,
+            index_yaml,
+            variants,
             skip_index=skip_index,
             cache=cache,
             reranker=_default_reranker_settings() if reranker else None,

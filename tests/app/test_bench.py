@@ -262,3 +262,88 @@ def test_each_cold_start_launch_asks_a_question_never_asked_before(monkeypatch, 
     bench._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
     assert len(asked) == len(set(asked)) == 8  # a first launch and three timed ones, twice
     assert all(q.startswith("How do I load a LoRA adapter? (bench ") for q in asked)
+
+
+def _gold(folder, *names: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    question = {
+        "question_id": "q1",
+        "question": "How does Trainer.fit run epochs?",
+        "sources": [{"file_path": "pkg/trainer.py", "first_character_index": 0, "last_character_index": 99}],
+    }
+    for name in names:
+        (folder / name).write_text(json.dumps({"rag_questions": [question]}))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("case", "fragment"),
+    [
+        ("gold folder missing", "no gold folder"),
+        ("gold folder without questions", "neither docs.json nor code.json"),
+        ("gold file not JSON", "not valid JSON"),
+        ("gold file without sources", "no 'sources'"),
+        ("repo not a folder", "not a directory"),
+        ("query YAML missing", "pipeline file not found"),
+        ("query YAML with another embedder", "query_ollama_embed.yaml embeds questions with nomic"),
+        ("--skip-index without a bench index", "no bench index"),
+        ("work folder is a file", "cannot write the bench's files"),
+        ("--qdrant without code.json", "has no code.json"),
+    ],
+)
+def test_bench_refuses_bad_input_in_one_line_before_it_fetches_builds_or_deletes_anything(
+    tmp_path, case, fragment
+):
+    """Each of these once failed (or measured nothing) only after minutes of indexing, and a bench run
+    starts by deleting its previous index: the check comes first, so the old index is still there."""
+    from typer.testing import CliRunner
+
+    from codeground.app.cli import cli
+
+    work = tmp_path / "work"
+    kept = work / "bench" / "index" / "kept"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("a previous run's index")
+    gold = _gold(tmp_path / "gold", "docs.json", "code.json")
+    args = ["bench", "--work-dir", str(work), "--gold-dir", str(gold)]
+    if case == "gold folder missing":
+        args[-1] = str(tmp_path / "nope")
+    elif case == "gold folder without questions":
+        args[-1] = str(_gold(tmp_path / "empty"))
+    elif case == "gold file not JSON":
+        (gold / "code.json").write_text("{not json")
+    elif case == "gold file without sources":
+        no_sources = {"rag_questions": [{"question_id": "a", "question": "q"}]}
+        (gold / "docs.json").write_text(json.dumps(no_sources))
+    elif case == "repo not a folder":
+        args += ["--repo", str(tmp_path / "nope")]
+    elif case == "query YAML missing":
+        args += ["--pipeline", str(tmp_path / "nope.yaml")]
+    elif case == "query YAML with another embedder":
+        args += ["--pipeline", str(PIPELINES_DIR / "query_ollama_embed.yaml")]
+    elif case == "--skip-index without a bench index":
+        args += ["--skip-index"]
+    elif case == "work folder is a file":
+        args[2] = str(kept)
+    elif case == "--qdrant without code.json":
+        args[-1] = str(_gold(tmp_path / "docs-only", "docs.json"))
+        args += ["--qdrant"]
+
+    result = CliRunner().invoke(cli, args)
+
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert lines[0].startswith("error:") and fragment in lines[0], lines[0]
+    assert kept.read_text() == "a previous run's index"  # nothing deleted
+    assert sorted(p.name for p in work.iterdir()) == ["bench"]  # no corpus fetched, nothing else written
+
+
+def test_run_bench_checks_its_inputs_before_it_deletes_its_previous_index(tmp_path):
+    from codeground.app.errors import CodegroundError
+
+    kept = tmp_path / "index" / "kept"
+    kept.parent.mkdir()
+    kept.write_text("a previous run's index")
+    with pytest.raises(CodegroundError, match="no gold folder"):
+        run_bench(tmp_path, tmp_path / "nope", kept.parent, DEFAULT_INDEX_PIPELINE, [], cache=tmp_path)
+    assert kept.is_file()

@@ -127,6 +127,7 @@ def index(
         TimeRemainingColumn(),
         console=console,
         transient=True,
+        disable=not console.is_terminal,  # a log file gets a line every 10 % instead (on_progress)
     )
     task = None
 

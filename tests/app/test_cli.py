@@ -311,3 +311,18 @@ def test_a_run_that_waits_for_a_model_being_built_says_so_and_its_rate_counts_fr
     progress = [re.search(r"(\d+) records, ([\d,]+) records/s", line) for line in lines]
     records, rate = next((int(m[1]), int(m[2].replace(",", ""))) for m in progress if m)
     assert records > 20 and rate > records / 4  # counted from the wait's end it would be < records / 6
+
+
+def test_index_into_a_log_file_writes_only_its_lines_no_live_bar_remains(sample_repo, tmp_path):
+    """Off a terminal (a log, CI, a pipe) the live progress bar is off and a line every 10 % stands in
+    for it: stderr holds those lines and nothing else; the bar's empty last frame had left a blank
+    line on every run, before the error line of a run that failed."""
+    index = [sys.executable, "-m", "codeground.app.cli", "index", str(sample_repo), "--index-dir"]
+    ok = subprocess.run([*index, str(tmp_path / "idx"), "--no-fill"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    lines = ok.stderr.splitlines()
+    assert lines[0].startswith("walked ") and lines[-1].startswith("indexed ")
+    assert all(line.strip() for line in lines), ok.stderr
+    missing = tmp_path / "nope.yaml"
+    bad = subprocess.run([*index, str(tmp_path), "--pipeline", str(missing)], capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr == f"error: pipeline file not found: {missing}\n"

@@ -578,17 +578,20 @@ def chat(
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Serve the chat in the browser (Gradio) over the same query pipelines."""
+    from codeground.app.listen_address import check_listen_address
     from codeground.app.pipelines import PIPELINES_DIR
-    from codeground.app.query import open_index
+    from codeground.app.query import check_query
 
     target = _index_dir(index_dir, repo)
+    pipeline = pipeline or PIPELINES_DIR / "query.yaml"
     try:
         _use_system_prompt(system_prompt)
-        open_index(target)
+        check_query(target, pipeline)
+        check_listen_address(host, port)
         from codeground.app.ui import serve
 
         typer.echo(f"codeground chat on http://{host}:{port}  (index: {target}; Ctrl-C to stop)")
-        serve(target, pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port)
+        serve(target, pipeline, host=host, port=port)
     except CodegroundError as exc:
         _fail(str(exc))
     except OSError as exc:
@@ -845,11 +848,11 @@ def serve(
 ) -> None:
     """HTTP server on Hayhooks: POST /search/run, /ask/run, and the OpenAI-compatible /v1/chat/completions."""
     from codeground.app.http_server import serve as serve_http
+    from codeground.app.listen_address import check_listen_address
     from codeground.app.pipelines import PIPELINES_DIR
 
-    if not 1 <= port <= 65535:
-        _fail(f"--port must be between 1 and 65535, got {port}")
     try:
+        check_listen_address(host, port)
         serve_http(
             _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port
         )

@@ -147,9 +147,9 @@ async def _reply(send, status: int, detail: str, headers: list | None = None) ->
 
 def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
     """The Hayhooks app over ``index_dir`` answering with ``pipeline`` (see the module docstring)."""
-    from codeground.app.query import open_index
+    from codeground.app.query import check_query
 
-    open_index(index_dir)  # no index: the one-line error, before any model or server loads
+    check_query(index_dir, pipeline)  # no index, a bad YAML: the one-line error, before anything loads
     os.environ[_INDEX_ENV], os.environ[_PIPELINE_ENV] = (
         str(Path(index_dir).resolve()),
         str(Path(pipeline).resolve()),

@@ -95,8 +95,9 @@ def build_server(index_dir: Path, pipeline: Path):
 
 
 def serve_stdio(index_dir: Path, pipeline: Path) -> None:
-    """Check the index (one line if unusable), then serve over stdio until the client hangs up."""
-    from codeground.app.query import open_index
+    """Check the index and the YAML (one line if unusable), then serve over stdio until the client
+    hangs up."""
+    from codeground.app.query import check_query
 
-    open_index(index_dir)  # no index: the one-line error, before any model loads
+    check_query(index_dir, pipeline)  # no index, a bad YAML: the one-line error, before any model loads
     build_server(index_dir, pipeline).run("stdio")

@@ -116,6 +116,13 @@ def _open_held(index_dir: str | Path):
     )
 
 
+def check_query(index_dir: str | Path, pipeline_path: str | Path) -> None:
+    """What a server checks before it loads a model or opens a port, as a query would: the index
+    opens, the YAML parses, its components play the query roles, and it embeds questions as the index
+    was embedded. Each failure is the one-line ``CodegroundError`` the query itself would raise."""
+    QueryEngine(index_dir, pipeline_path).roles  # noqa: B018 - the roles property checks them
+
+
 class QueryEngine:
     """One pipeline YAML over one index, loaded once and reused."""
 

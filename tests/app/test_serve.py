@@ -117,3 +117,23 @@ def test_serve_without_an_index_is_one_line(tmp_path):
         timeout=60,
     )
     assert done.returncode != 0 and done.stderr.strip().count("\n") == 0 and "no index" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["serve", "chat"])
+def test_a_port_in_use_is_one_line_before_anything_loads(indexed_sample, command):
+    """Another program listening on the port: the one line says so at once (the chat had said
+    "Cannot find empty port" and the HTTP server had failed only after loading its pipelines)."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [CODEGROUND, command, "--index-dir", str(indexed_sample[1]), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1 and done.stdout == "", done.stdout
+    assert done.stderr == f"error: cannot serve on 127.0.0.1:{port}: Address already in use\n"

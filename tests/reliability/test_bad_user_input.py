@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from codeground.app.pipelines import PIPELINES_DIR
 from tests.conftest import closed_port
 from tests.reliability.helpers import assert_one_line_error, cg
 
+INDEX_YAML = PIPELINES_DIR / "index.yaml"
 HUGE_QUESTION = ("How does the trainer fit the data? " * 3_000)[:100_000]
 
 
@@ -199,6 +201,40 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         "index a file",
         lambda c: ["index", c.repo / "NOTES.txt", "--index-dir", c.files / "idx3"],
         "not a directory",
+    ),
+    # the servers check the same before they load a model or listen (a bad port had ended the chat in
+    # a traceback; a missing YAML started the chat and the HTTP server, which then failed every question)
+    ("chat --port 99999", lambda c: ["chat", "--index-dir", c.idx, "--port", "99999"], "between 1 and 65535"),
+    ("serve --port 0", lambda c: ["serve", "--index-dir", c.idx, "--port", "0"], "between 1 and 65535"),
+    (
+        "chat on an address not on this machine",
+        lambda c: ["chat", "--index-dir", c.idx, "--host", "192.0.2.1", "--port", closed_port()],
+        "cannot serve on 192.0.2.1:",
+    ),
+    (
+        "chat with a missing YAML",
+        lambda c: ["chat", "--index-dir", c.idx, "--pipeline", c.files / "nope.yaml"],
+        "pipeline file not found",
+    ),
+    (
+        "serve with a missing YAML",
+        lambda c: ["serve", "--index-dir", c.idx, "--pipeline", c.files / "no.yaml", "--port", closed_port()],
+        "pipeline file not found",
+    ),
+    (
+        "serve with an index YAML",
+        lambda c: ["serve", "--index-dir", c.idx, "--port", closed_port(), "--pipeline", INDEX_YAML],
+        "unknown role(s)",
+    ),
+    (
+        "mcp with a missing YAML",
+        lambda c: ["mcp", "--index-dir", c.idx, "--pipeline", c.files / "nope.yaml"],
+        "pipeline file not found",
+    ),
+    (
+        "mcp with a YAML that embeds questions with another model",
+        lambda c: ["mcp", "--index-dir", c.idx, "--pipeline", PIPELINES_DIR / "query_ollama_embed.yaml"],
+        "embeds questions with nomic-embed-text",
     ),
     ("unknown option", lambda c: ["search", "x", "--bogus", "--index-dir", c.idx], "No such option"),
     ("missing question", lambda c: ["search", "--index-dir", c.idx], "Missing argument"),

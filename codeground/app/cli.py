@@ -331,9 +331,11 @@ def search_file(
     """Search every question of a dataset file in one process; write the search_results format."""
     from codeground.app.eval_runner import guess_prefix, search_all
     from codeground.app.evaluation import load_questions, write_search_results
+    from codeground.app.output_paths import check_output_file
 
     _check_k(k)
     try:
+        check_output_file(out)
         qs = load_questions(questions, require_sources=False)
         engine = _engine(index_dir, repo, pipeline)
         prefix = path_prefix if path_prefix is not None else guess_prefix(qs, engine.manifest)
@@ -411,9 +413,11 @@ def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
     from rich.console import Console
 
     from codeground.app.eval_runner import evaluate_pipelines
+    from codeground.app.output_paths import check_output_file
     from codeground.app.pipelines import PIPELINES_DIR
 
     try:
+        check_output_file(as_json)
         rows = evaluate_pipelines(
             gold,
             pipelines or [PIPELINES_DIR / "query.yaml"],
@@ -505,6 +509,7 @@ def eval_answers(
 
     from codeground.app.eval_runner import evaluate_answers
     from codeground.app.evaluation import load_questions
+    from codeground.app.output_paths import check_output_file
     from codeground.app.pipelines import PIPELINES_DIR
 
     if limit is not None and limit < 1:
@@ -512,6 +517,8 @@ def eval_answers(
     sets = [("answerable", gold)] + ([("unanswerable", unanswerable)] if unanswerable else [])
     rows = []
     try:
+        check_output_file(as_json)
+        check_output_file(log)
         _use_system_prompt(system_prompt)
         for name, path in sets:
             questions = load_questions(path, require_sources=False)[:limit]
@@ -1009,10 +1016,13 @@ def reranker_build(
 ) -> None:
     """Train a cross-encoder on pairs mined from the standard library and installed packages, check it on
     packages it never saw, and install it for `query.yaml`'s reranker when it beats BM25's order there."""
+    from codeground.app.output_paths import check_output_folder
     from codeground.reranker.build import BuildSettings, build_reranker
 
-    if out is not None and out.exists() and any(out.iterdir()):
-        _fail(f"--out {out} exists and is not empty")
+    try:
+        check_output_folder(out)
+    except CodegroundError as exc:
+        _fail(str(exc))
     settings = BuildSettings(steps=steps, max_minutes=max_minutes, seed=seed)
     try:
         build_reranker(settings, out=out, on_line=typer.echo)

@@ -236,6 +236,28 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         lambda c: ["mcp", "--index-dir", c.idx, "--pipeline", PIPELINES_DIR / "query_ollama_embed.yaml"],
         "embeds questions with nomic-embed-text",
     ),
+    # an output path that cannot be written, refused before the questions run (it had been a traceback
+    # after all of them)
+    (
+        "search-file --out under a file",
+        lambda c: ["search-file", c.files / "gold_no_id.json", "--out", c.files / "gold_list.json" / "o"],
+        "gold_list.json is not a folder",
+    ),
+    (
+        "search-file --out a folder",
+        lambda c: ["search-file", c.files / "gold_no_sources.json", "--out", c.files, "--index-dir", c.idx],
+        "Is a directory",
+    ),
+    (
+        "eval --json under a file",
+        lambda c: ["eval", c.files / "gold_no_sources.json", "--json", c.files / "gold_list.json" / "r"],
+        "gold_list.json is not a folder",
+    ),
+    (
+        "eval-answers --log under a file",
+        lambda c: ["eval-answers", c.files / "gold_no_id.json", "--log", c.files / "gold_list.json" / "l"],
+        "gold_list.json is not a folder",
+    ),
     ("unknown option", lambda c: ["search", "x", "--bogus", "--index-dir", c.idx], "No such option"),
     ("missing question", lambda c: ["search", "--index-dir", c.idx], "Missing argument"),
     ("unknown command", lambda c: ["serach", "x"], "No such command"),

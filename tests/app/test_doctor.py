@@ -86,6 +86,19 @@ def test_ollama_down_fails_the_server_and_model_lines_with_the_start_command(rep
     assert by_piece["index"].startswith("✓")
 
 
+def test_an_ollama_host_that_is_no_address_fails_the_server_line_naming_the_variable(repo, monkeypatch):
+    """It had ended doctor in a traceback (``http.client.InvalidURL: nonnumeric port``)."""
+    monkeypatch.setenv("OLLAMA_HOST", "localhost:abc")
+    code, by_piece, _ = doctor("--repo", repo)
+    assert code == 1
+    assert by_piece["LLM server"] == (
+        "✗ LLM server: $OLLAMA_HOST is 'localhost:abc', not a server address (like "
+        "http://127.0.0.1:11434): correct it or unset it → fix: set OLLAMA_HOST to the server's "
+        "address, or unset it"
+    )
+    assert by_piece["index"].startswith("✓") and by_piece["embedder"].startswith("✓")
+
+
 def test_missing_index_says_to_index_the_repository(tmp_path, fake_ollama, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     fake_ollama.configure(models=CHAT_MODELS)

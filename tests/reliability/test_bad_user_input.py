@@ -258,6 +258,16 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         lambda c: ["eval-answers", c.files / "gold_no_id.json", "--log", c.files / "gold_list.json" / "l"],
         "gold_list.json is not a folder",
     ),
+    (
+        "index into a file",
+        lambda c: ["index", c.repo, "--index-dir", c.files / "gold_list.json"],
+        "it is a file, not a folder",
+    ),
+    (
+        "index into a folder under a file",
+        lambda c: ["index", c.repo, "--index-dir", c.files / "gold_list.json" / "idx"],
+        "gold_list.json is not a folder",
+    ),
     ("unknown option", lambda c: ["search", "x", "--bogus", "--index-dir", c.idx], "No such option"),
     ("missing question", lambda c: ["search", "--index-dir", c.idx], "Missing argument"),
     ("unknown command", lambda c: ["serach", "x"], "No such command"),

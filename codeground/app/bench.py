@@ -67,7 +67,7 @@ GOLD_SETS = ("docs", "code")
 
 
 def check_inputs(
-    gold_dir: Path,
+    gold_dir: Path | None,
     index_pipeline: Path,
     pipelines: list[Path],
     *,
@@ -79,21 +79,59 @@ def check_inputs(
     """Refuse, with one line, what a bench run could only fail on after minutes of work: checked before
     anything is fetched, built, timed or deleted.
 
-    ``repo`` (when given) must be a folder; ``gold_dir`` must hold ``docs.json`` and/or ``code.json``,
-    each a dataset of questions with gold sources (``load_questions``, the evaluation's own reader);
-    the index YAML and every query YAML must parse (``read_pipeline_dict``), and each query YAML that
-    embeds questions must embed them as the index YAML embeds records (the same identity the query
+    ``repo`` (when given) must be a folder; ``gold_dir`` (``None``: the run brings its own questions,
+    as ``--languages`` does) must hold ``docs.json`` and/or ``code.json``, each a dataset of questions
+    with gold sources (``load_questions``, the evaluation's own reader); the index YAML and every query
+    YAML must parse (``read_pipeline_dict``), name only components a YAML may name that are installed
+    (``check_component_types``) and play their roles (``IndexRoles`` / ``QueryRoles``), and each query
+    YAML that embeds questions must embed them as the index YAML embeds records (the identity the query
     side checks against a manifest); ``index_dir`` (given with ``--skip-index``) must hold an index;
-    and ``cache`` (the work folder) must be one the bench can write its ``bench/`` folder in.
+    and ``cache`` (the work folder) must be a folder the bench can write in (``check_output_folder``).
     ``need_code``: ``code.json`` itself is needed (``--qdrant``'s scale simulation asks its questions).
     """
-    from codeground.app.evaluation import load_questions
     from codeground.app.index_dir import IndexDir
     from codeground.app.manifest import embedder_identity
+    from codeground.app.output_paths import check_output_folder
+    from codeground.app.pipelines import check_component_types
     from codeground.app.query import open_index
+    from codeground.app.roles import IndexRoles, RoleError
 
     if repo is not None and not repo.is_dir():
         raise CodegroundError(f"not a directory: {repo}")
+    if gold_dir is not None:
+        _check_gold(gold_dir, need_code)
+
+    def checked(path: Path, roles: Any) -> dict[str, Any]:
+        data = read_pipeline_dict(path)
+        check_component_types(data, path)
+        try:
+            roles.of(data)
+        except RoleError as exc:
+            raise CodegroundError(f"{path.name}: {exc}") from exc
+        return data
+
+    indexed_with = embedder_identity(checked(index_pipeline, IndexRoles))
+    for path in pipelines:
+        wanted = embedder_identity(checked(path, QueryRoles))
+        if wanted is not None and wanted != indexed_with:
+            raise CodegroundError(
+                f"{path.name} embeds questions with {wanted.model} ({wanted.kind}) but {index_pipeline.name} "
+                f"embeds records with {indexed_with.model if indexed_with else 'nothing'}: "
+                "pass --index-pipeline with that embedder, or other --pipeline YAMLs"
+            )
+    if index_dir is not None:
+        if IndexDir(index_dir).current() is None:
+            raise CodegroundError(
+                f"--skip-index, but there is no bench index in {index_dir} yet: "
+                "run `codeground bench` without it once"
+            )
+        open_index(index_dir)  # and its manifest reads
+    check_output_folder(cache, empty=False)
+
+
+def _check_gold(gold_dir: Path, need_code: bool) -> None:
+    from codeground.app.evaluation import load_questions
+
     if not gold_dir.is_dir():
         raise CodegroundError(
             f"no gold folder {gold_dir}: pass --gold-dir DIR (with docs.json and/or code.json)"
@@ -110,29 +148,6 @@ def check_inputs(
     for gold in golds:
         if not load_questions(gold, require_sources=True):
             raise CodegroundError(f"{gold}: no questions")
-    indexed_with = embedder_identity(read_pipeline_dict(index_pipeline))
-    for path in pipelines:
-        wanted = embedder_identity(read_pipeline_dict(path))
-        if wanted is not None and wanted != indexed_with:
-            raise CodegroundError(
-                f"{path.name} embeds questions with {wanted.model} ({wanted.kind}) but {index_pipeline.name} "
-                f"embeds records with {indexed_with.model if indexed_with else 'nothing'}: "
-                "pass --index-pipeline with that embedder, or other --pipeline YAMLs"
-            )
-    if index_dir is not None:
-        if IndexDir(index_dir).current() is None:
-            raise CodegroundError(
-                f"--skip-index, but there is no bench index in {index_dir} yet: "
-                "run `codeground bench` without it once"
-            )
-        open_index(index_dir)  # and its manifest reads
-    if cache is not None:
-        try:
-            (cache / "bench").mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CodegroundError(
-                f"cannot write the bench's files in {cache}: {exc.strerror or exc}"
-            ) from exc
 
 
 def prepare_embedder(pipeline_path: str | Path) -> None:

@@ -564,10 +564,12 @@ def fetch_model(
     pipelines/query_llamacpp.yaml`. Models: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b."""
     from codeground.app.answer_models import ANSWER_MODELS
     from codeground.app.bench import DEFAULT_CACHE
+    from codeground.app.output_paths import check_output_folder
 
     if name not in ANSWER_MODELS:
         _fail(f"unknown model {name!r} (known: {', '.join(ANSWER_MODELS)})")
     try:
+        check_output_folder(work_dir or DEFAULT_CACHE, empty=False)
         say = lambda line: typer.echo(line, err=True)  # noqa: E731
         path = ANSWER_MODELS[name].ensure(work_dir or DEFAULT_CACHE, say=say)
     except CodegroundError as exc:
@@ -718,7 +720,7 @@ def _bench_languages(
 ) -> None:
     import json
 
-    from codeground.app.bench import DEFAULT_CACHE
+    from codeground.app.bench import DEFAULT_CACHE, check_inputs
     from codeground.app.corpora import LANGUAGE_CORPORA
     from codeground.app.language_bench import run_language_bench
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
@@ -730,6 +732,8 @@ def _bench_languages(
     cache = work_dir or DEFAULT_CACHE
     pipelines = pipeline or [PIPELINES_DIR / "query.yaml", PIPELINES_DIR / "bm25.yaml"]
     try:
+        # before any corpus is fetched or index deleted; each language brings its own questions
+        check_inputs(None, index_pipeline or DEFAULT_INDEX_PIPELINE, pipelines, cache=cache)
         results = run_language_bench(
             cache,
             index_pipeline or DEFAULT_INDEX_PIPELINE,
@@ -857,12 +861,14 @@ def serve(
     from codeground.app.http_server import serve as serve_http
     from codeground.app.listen_address import check_listen_address
     from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import check_query
 
+    target = _index_dir(index_dir, repo)
+    pipeline = pipeline or PIPELINES_DIR / "query.yaml"
     try:
+        check_query(target, pipeline)  # as the chat: what was asked first, then where to listen
         check_listen_address(host, port)
-        serve_http(
-            _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port
-        )
+        serve_http(target, pipeline, host=host, port=port)
     except CodegroundError as exc:
         _fail(str(exc))
 

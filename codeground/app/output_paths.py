@@ -40,7 +40,7 @@ def _check_folders_above(path: Path) -> None:
 def check_output_folder(path: Path | None, *, empty: bool = True) -> None:
     """Raise ``CodegroundError`` unless ``path`` (``None``: nothing asked) is a folder that can be
     made, or one that exists (and is ``empty``, unless told otherwise: an index folder holds the
-    index it updates) and can be written (module rule); a folder made by the check is removed again."""
+    index it updates) and can be written (module rule); the folders the check made are removed again."""
     if path is None:
         return
     _check_folders_above(path)
@@ -52,11 +52,20 @@ def check_output_folder(path: Path | None, *, empty: bool = True) -> None:
         if not os.access(path, os.W_OK | os.X_OK):
             raise CodegroundError(f"cannot write {path}: no permission to write in it")
         return
+    made = [folder for folder in (path, *path.parents) if not os.path.lexists(folder)]
     try:
         path.mkdir(parents=True)
+    except FileExistsError:  # made meanwhile (another run), or a dangling link in its place
+        if not path.is_dir():
+            raise CodegroundError(f"cannot write {path}: it is a link to nothing") from None
+        return
     except OSError as exc:
         raise CodegroundError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    path.rmdir()
+    for folder in made:  # deepest first; one another run has begun to use stays (not empty)
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def check_output_file(path: Path | None) -> None:
@@ -64,7 +73,7 @@ def check_output_file(path: Path | None) -> None:
     if path is None:
         return
     _check_folders_above(path)
-    existed = path.exists()
+    existed = os.path.lexists(path)  # a dangling link is the user's: written through, never removed
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8"):

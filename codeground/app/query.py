@@ -30,7 +30,13 @@ from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.overlay import drop_components
-from codeground.app.pipelines import PIPELINES_DIR, build_pipeline, read_pipeline_dict, resolve
+from codeground.app.pipelines import (
+    PIPELINES_DIR,
+    build_pipeline,
+    check_component_types,
+    read_pipeline_dict,
+    resolve,
+)
 from codeground.app.repair import (
     PROMPT_VARIABLE,
     RepairSettings,
@@ -119,9 +125,12 @@ def _open_held(index_dir: str | Path):
 
 def check_query(index_dir: str | Path, pipeline_path: str | Path) -> None:
     """What a server checks before it loads a model or opens a port, as a query would: the index
-    opens, the YAML parses, its components play the query roles, and it embeds questions as the index
-    was embedded. Each failure is the one-line ``CodegroundError`` the query itself would raise."""
-    QueryEngine(index_dir, pipeline_path).roles  # noqa: B018 - the roles property checks them
+    opens, the YAML parses, names only components it may name that are installed
+    (``check_component_types``), its components play the query roles, and it embeds questions as the
+    index was embedded. Each failure is one ``CodegroundError`` line."""
+    engine = QueryEngine(index_dir, pipeline_path)
+    check_component_types(engine.data, pipeline_path)
+    engine.roles  # noqa: B018 - the roles property checks them
 
 
 class QueryEngine:

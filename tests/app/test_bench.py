@@ -287,8 +287,11 @@ def _gold(folder, *names: str):
         ("query YAML missing", "pipeline file not found"),
         ("query YAML with another embedder", "query_ollama_embed.yaml embeds questions with nomic"),
         ("--skip-index without a bench index", "no bench index"),
-        ("work folder is a file", "cannot write the bench's files"),
+        ("work folder is a file", "it is a file, not a folder"),
         ("--qdrant without code.json", "has no code.json"),
+        ("an index YAML as a query YAML", "index.yaml: unknown role(s)"),
+        ("a query YAML as the index YAML", "query.yaml: unknown role(s)"),
+        ("a YAML naming os.system", "component 'x' is os.system: a YAML may name components of"),
     ],
 )
 def test_bench_refuses_bad_input_in_one_line_before_it_fetches_builds_or_deletes_anything(
@@ -325,6 +328,14 @@ def test_bench_refuses_bad_input_in_one_line_before_it_fetches_builds_or_deletes
         args += ["--skip-index"]
     elif case == "work folder is a file":
         args[2] = str(kept)
+    elif case == "an index YAML as a query YAML":
+        args += ["--pipeline", str(DEFAULT_INDEX_PIPELINE)]
+    elif case == "a query YAML as the index YAML":
+        args += ["--index-pipeline", str(PIPELINES_DIR / "query.yaml")]
+    elif case == "a YAML naming os.system":
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("components:\n  x:\n    type: os.system\n    init_parameters: {command: 'true'}\n")
+        args += ["--pipeline", str(bad)]
     elif case == "--qdrant without code.json":
         args[-1] = str(_gold(tmp_path / "docs-only", "docs.json"))
         args += ["--qdrant"]

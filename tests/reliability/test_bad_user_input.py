@@ -268,6 +268,21 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         lambda c: ["index", c.repo, "--index-dir", c.files / "gold_list.json" / "idx"],
         "gold_list.json is not a folder",
     ),
+    (
+        "serve with a YAML naming os.system",
+        lambda c: ["serve", "--index-dir", c.idx, "--pipeline", c.files / "os_system.yaml"],
+        "a YAML may name components of codeground.components, haystack, haystack_integrations only",
+    ),
+    (
+        "fetch-model into a work folder that is a file",
+        lambda c: ["fetch-model", "--work-dir", c.files / "gold_list.json"],
+        "it is a file, not a folder",
+    ),
+    (
+        "bench --languages into a work folder that is a file",
+        lambda c: ["bench", "--languages", "--language", "python", "--work-dir", c.files / "gold_list.json"],
+        "it is a file, not a folder",
+    ),
     ("unknown option", lambda c: ["search", "x", "--bogus", "--index-dir", c.idx], "No such option"),
     ("missing question", lambda c: ["search", "--index-dir", c.idx], "Missing argument"),
     ("unknown command", lambda c: ["serach", "x"], "No such command"),

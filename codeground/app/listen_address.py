@@ -30,10 +30,10 @@ from codeground.app.errors import CodegroundError
 def check_listen_address(host: str, port: int) -> None:
     """Raise ``CodegroundError`` unless a server could listen on ``host:port`` now (module rule)."""
     port = int(port)
-    shown = f"[{host}]" if ":" in host else host
     if not 1 <= port <= 65535:
         raise CodegroundError(f"--port must be between 1 and 65535, got {port}")
     name = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    shown = f"[{name}]" if ":" in name else name
     try:
         found = socket.getaddrinfo(name or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:

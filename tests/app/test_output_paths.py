@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import socket
 
 import pytest
 
 from codeground.app.errors import CodegroundError
-from codeground.app.listen_address import check_listen_address
 from codeground.app.output_paths import check_output_file, check_output_folder
 
 
@@ -33,26 +31,3 @@ def test_checking_an_output_folder_removes_every_folder_it_made_and_refuses_what
     os.symlink(tmp_path / "gone", tmp_path / "dangling")
     with pytest.raises(CodegroundError, match="it is a link to nothing"):
         check_output_folder(tmp_path / "dangling", empty=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "0.0.0.0", ""])
-def test_an_address_a_server_can_listen_on_passes(host):
-    check_listen_address(host, _free_port())
-
-
-def test_an_ipv6_host_in_brackets_is_the_address_inside_them():
-    """``--host [::1]`` is how a URL writes it; the chat's server takes it so, and had before the check."""
-    try:
-        with socket.socket(socket.AF_INET6) as s:
-            s.bind(("::1", 0))
-            port = s.getsockname()[1]
-    except OSError:
-        pytest.skip("no IPv6 loopback on this machine")
-    check_listen_address("[::1]", port)
-    check_listen_address("::1", port)

@@ -1,0 +1,41 @@
+"""Where a server is asked to listen is checked before it loads anything (``listen_address``); what
+a server could listen on passes (the out-of-range, in-use and foreign-address cases run through the
+CLI in tests/reliability/test_bad_user_input.py and tests/app/test_serve.py)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from codeground.app.errors import CodegroundError
+from codeground.app.listen_address import check_listen_address
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "0.0.0.0", ""])
+def test_an_address_a_server_can_listen_on_passes(host):
+    check_listen_address(host, _free_port())
+
+
+def test_an_ipv6_host_in_brackets_is_the_address_inside_them():
+    """``--host [::1]`` is how a URL writes it; the chat's server takes it so, and had before the check."""
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+            port = s.getsockname()[1]
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    check_listen_address("[::1]", port)
+    check_listen_address("::1", port)
+    with socket.socket(socket.AF_INET6) as holder:
+        holder.bind(("::1", port))
+        holder.listen()
+        in_use = rf"^cannot serve on \[::1\]:{port}: Address already in use$"
+        with pytest.raises(CodegroundError, match=in_use):
+            check_listen_address("[::1]", port)

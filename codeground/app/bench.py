@@ -83,7 +83,8 @@ def check_inputs(
     as ``--languages`` does) must hold ``docs.json`` and/or ``code.json``, each a dataset of questions
     with gold sources (``load_questions``, the evaluation's own reader); the index YAML and every query
     YAML must parse (``read_pipeline_dict``), name only components a YAML may name that are installed
-    (``check_component_types``) and play their roles (``IndexRoles`` / ``QueryRoles``), and each query
+    (``check_component_types``), play their roles (``IndexRoles`` / ``QueryRoles``) and build (not
+    warmed: about 1 s for the default eleven, nothing loaded or written), and each query
     YAML that embeds questions must embed them as the index YAML embeds records (the identity the query
     side checks against a manifest); ``index_dir`` (given with ``--skip-index``) must hold an index;
     and ``cache`` (the work folder) must be a folder the bench can write in (``check_output_folder``).
@@ -92,7 +93,7 @@ def check_inputs(
     from codeground.app.index_dir import IndexDir
     from codeground.app.manifest import embedder_identity
     from codeground.app.output_paths import check_output_folder
-    from codeground.app.pipelines import check_component_types
+    from codeground.app.pipelines import build_pipeline, check_component_types, resolve
     from codeground.app.query import open_index
     from codeground.app.roles import IndexRoles, RoleError
 
@@ -108,6 +109,8 @@ def check_inputs(
             roles.of(data)
         except RoleError as exc:
             raise CodegroundError(f"{path.name}: {exc}") from exc
+        with tempfile.TemporaryDirectory() as tmp:  # built, not warmed: no model loads, nothing written
+            build_pipeline(resolve(data, index_dir=Path(tmp) / "gen-not-created"))
         return data
 
     indexed_with = embedder_identity(checked(index_pipeline, IndexRoles))

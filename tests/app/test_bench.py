@@ -292,6 +292,7 @@ def _gold(folder, *names: str):
         ("an index YAML as a query YAML", "index.yaml: unknown role(s)"),
         ("a query YAML as the index YAML", "query.yaml: unknown role(s)"),
         ("a YAML naming os.system", "component 'x' is os.system: a YAML may name components of"),
+        ("a query YAML with a parameter its component lacks", "cannot build pipeline"),
     ],
 )
 def test_bench_refuses_bad_input_in_one_line_before_it_fetches_builds_or_deletes_anything(
@@ -336,6 +337,15 @@ def test_bench_refuses_bad_input_in_one_line_before_it_fetches_builds_or_deletes
         bad = tmp_path / "bad.yaml"
         bad.write_text("components:\n  x:\n    type: os.system\n    init_parameters: {command: 'true'}\n")
         args += ["--pipeline", str(bad)]
+    elif case == "a query YAML with a parameter its component lacks":
+        import yaml
+
+        from codeground.app.pipelines import read_pipeline_dict
+
+        data = read_pipeline_dict(PIPELINES_DIR / "bm25.yaml")  # the overlay resolved
+        next(iter(data["components"].values()))["init_parameters"]["no_such_parameter"] = 1
+        (tmp_path / "wrong.yaml").write_text(yaml.safe_dump(data))
+        args += ["--pipeline", str(tmp_path / "wrong.yaml")]
     elif case == "--qdrant without code.json":
         args[-1] = str(_gold(tmp_path / "docs-only", "docs.json"))
         args += ["--qdrant"]

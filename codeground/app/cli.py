@@ -1187,6 +1187,8 @@ def main() -> None:
         _end(1)
     except SystemExit as exc:
         _end(exc.code)
+    except KeyboardInterrupt:  # a Ctrl-C outside a command's own handling ends as Typer ends one inside
+        _end(130)
 
 
 def _end(code: int | str | None) -> None:

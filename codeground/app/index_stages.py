@@ -29,6 +29,7 @@ for batch, chunked in stages.chunked([files[:8], files[8:16]], in_worker=False):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict, deque
 from collections.abc import Iterator
@@ -114,10 +115,11 @@ class IndexStages:
         queued = iter(batches)
         pending: deque[tuple[list[Any], Future]] = deque()
         try:
-            for files in queued:
-                pending.append((files, pool.submit(_chunk_in_worker, files)))
-                if len(pending) >= AHEAD:
-                    break
+            with _interrupts_left_to_this_process():  # the first submit starts the worker's interpreter
+                for files in queued:
+                    pending.append((files, pool.submit(_chunk_in_worker, files)))
+                    if len(pending) >= AHEAD:
+                        break
             while pending:
                 files, future = pending.popleft()
                 try:
@@ -160,6 +162,26 @@ class _ChunkStage:
 
 
 _WORKER_STAGE: _ChunkStage | None = None
+
+
+@contextlib.contextmanager
+def _interrupts_left_to_this_process() -> Iterator[None]:
+    """While the worker starts, SIGINT is ignored here, so its interpreter starts with SIGINT ignored
+    (an ignored signal stays ignored across ``exec``, and Python then installs no handler of its own).
+    A Ctrl-C, which a terminal sends to the whole process group, then stops the index run here, which
+    stops the worker, instead of also ending the worker with a KeyboardInterrupt traceback of its own
+    on the user's screen. Only the main thread may change a signal's handler; elsewhere it is left."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _init_worker(args: tuple[dict[str, Any], str, str]) -> None:

@@ -356,3 +356,70 @@ def test_an_index_made_under_other_token_rules_is_rebuilt_in_full(sample_repo, t
     monkeypatch.setattr(identifiers, "TOKENS_VERSION", identifiers.TOKENS_VERSION + 1)
     result = index(sample_repo, index_dir)
     assert result.full and result.reason == "indexing settings changed"
+
+
+def test_ctrl_c_during_indexing_is_one_line_from_the_index_run_and_none_from_its_chunking_worker(tmp_path):
+    """A terminal sends Ctrl-C's SIGINT to the whole process group, the chunking worker included: it
+    starts with SIGINT ignored, so the index run alone answers (one line, exit 130, the worker
+    stopped) instead of the worker also printing a KeyboardInterrupt traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    repo = tmp_path / "repo"
+    body = "".join(f"def function_{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    for n in range(1200):  # chunking takes seconds, so the signal comes while the worker runs
+        (repo / f"pkg{n // 100}").mkdir(parents=True, exist_ok=True)
+        (repo / f"pkg{n // 100}" / f"module_{n}.py").write_text(body)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codeground.app.cli", "index", str(repo), "--index-dir", str(tmp_path / "ix")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job has
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # wherever pytest runs
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while not any(line.startswith("indexed ") for line in lines):  # the worker has chunked a batch
+        assert proc.poll() is None and time.monotonic() < deadline, "".join(lines)
+        time.sleep(0.02)
+    workers = [pid for pid, cmdline in _running_in_group(proc.pid) if "multiprocessing.spawn" in cmdline]
+    assert workers and all(_ignores_sigint(pid) for pid in workers), workers
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    reader.join(10)
+    assert lines[-1] == "error: interrupted; the previous index is unchanged\n", "".join(lines)
+    assert not any("Traceback" in line or "KeyboardInterrupt" in line for line in lines), "".join(lines)
+    assert not (tmp_path / "ix" / "CURRENT").exists()  # nothing half-made became the index
+    # and nothing of the run is left running in its group (the resource tracker ends on its own)
+    deadline = time.monotonic() + 20
+    while _running_in_group(proc.pid):
+        assert time.monotonic() < deadline, _running_in_group(proc.pid)
+        time.sleep(0.1)
+
+
+def _running_in_group(group: int) -> list[tuple[int, str]]:
+    """``(pid, command line)`` of the processes of process group ``group`` that are not zombies."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+            cmdline = (stat.parent / "cmdline").read_text().replace("\0", " ")
+        except OSError:
+            continue
+        state, _, pgrp = text.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == group and state != "Z":
+            found.append((int(stat.parent.name), cmdline))
+    return found
+
+
+def _ignores_sigint(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    ignored = next(line for line in status if line.startswith("SigIgn:"))
+    return bool(int(ignored.split()[1], 16) & (1 << (2 - 1)))  # bit n-1 stands for signal n; SIGINT is 2

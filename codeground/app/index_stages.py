@@ -174,10 +174,11 @@ def _interrupts_left_to_this_process() -> Iterator[None]:
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:  # None: set in C
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:

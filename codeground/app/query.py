@@ -36,6 +36,7 @@ from codeground.app.pipelines import (
     check_component_types,
     read_pipeline_dict,
     resolve,
+    server_address,
 )
 from codeground.app.repair import (
     PROMPT_VARIABLE,
@@ -164,6 +165,8 @@ class QueryEngine:
 
     def _build(self, *, with_answer: bool):
         data = self.data
+        if with_answer and "${ollama_url}" in str(data):  # the answer will call it: say what is wrong now
+            server_address("OLLAMA_HOST", 11434)
         if not with_answer:  # `search` never builds the answering components (nor loads their libraries)
             data = copy.deepcopy(data)
             try:

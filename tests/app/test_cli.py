@@ -331,7 +331,8 @@ def test_index_into_a_log_file_writes_only_its_lines_no_live_bar_remains(sample_
 def test_a_server_address_that_is_no_address_stops_only_what_uses_that_server(indexed, monkeypatch):
     """A malformed ``$CODEGROUND_CHROMA_URL`` had ended every command in a traceback; now it is read
     only for a YAML on a Chroma server, and refused there in one line naming it. ``search`` calls no
-    LLM, so a malformed ``$OLLAMA_HOST`` does not stop it (``doctor`` names it, test_doctor.py)."""
+    LLM, so a malformed ``$OLLAMA_HOST`` does not stop it; ``query`` and ``ollama serve`` name it
+    (``doctor`` too, in its server line: test_doctor.py)."""
     _, idx = indexed
     monkeypatch.setenv("CODEGROUND_CHROMA_URL", "localhost:abc")
     monkeypatch.setenv("OLLAMA_HOST", "localhost:abc")
@@ -342,3 +343,6 @@ def test_a_server_address_that_is_no_address_stops_only_what_uses_that_server(in
         run("search", "Trainer.fit", "--index-dir", idx, "--pipeline", on_server),
         "$CODEGROUND_CHROMA_URL is 'localhost:abc', not a server address",
     )
+    # what calls the LLM server names the variable (it had said "Port could not be cast to integer")
+    for args in (["query", "What is Trainer.fit?", "--index-dir", idx], ["ollama", "serve"]):
+        assert_one_line_error(run(*args), "$OLLAMA_HOST is 'localhost:abc', not a server address")

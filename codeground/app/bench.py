@@ -14,6 +14,7 @@ for the CLI to print.
 
 from __future__ import annotations
 
+import copy
 import os
 import resource
 import shutil
@@ -93,7 +94,13 @@ def check_inputs(
     from codeground.app.index_dir import IndexDir
     from codeground.app.manifest import embedder_identity
     from codeground.app.output_paths import check_output_folder
-    from codeground.app.pipelines import build_pipeline, check_component_types, resolve
+    from codeground.app.overlay import drop_components
+    from codeground.app.pipelines import (
+        build_pipeline,
+        check_component_types,
+        check_server_variables,
+        resolve,
+    )
     from codeground.app.query import open_index
     from codeground.app.roles import IndexRoles, RoleError
 
@@ -106,11 +113,15 @@ def check_inputs(
         data = read_pipeline_dict(path)
         check_component_types(data, path)
         try:
-            roles.of(data)
+            played = roles.of(data)
         except RoleError as exc:
             raise CodegroundError(f"{path.name}: {exc}") from exc
+        built = copy.deepcopy(data)
+        if isinstance(played, QueryRoles):  # as the bench runs it: a search, without the answering parts
+            drop_components(built, list(played.generation))
+        check_server_variables(built, skip=[getattr(played, "rewriter", None) or ""])
         with tempfile.TemporaryDirectory() as tmp:  # built, not warmed: no model loads, nothing written
-            build_pipeline(resolve(data, index_dir=Path(tmp) / "gen-not-created"))
+            build_pipeline(resolve(built, index_dir=Path(tmp) / "gen-not-created"))
         return data
 
     indexed_with = embedder_identity(checked(index_pipeline, IndexRoles))

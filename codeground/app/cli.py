@@ -1156,12 +1156,12 @@ def ollama_serve(
     logs to a file and keeps running in the background.
     """
     from codeground.app.ollama_launcher import DEFAULT_LOG, ollama_models, serve
-    from codeground.app.pipelines import PIPELINES_DIR, ollama_url, server_address
+    from codeground.app.pipelines import PIPELINES_DIR, check_ollama_host, ollama_url
 
     if not wait > 0:
         _fail(f"--wait must be a positive number of seconds, got {wait}")
     try:
-        server_address("OLLAMA_HOST", 11434)
+        check_ollama_host()
         models = ollama_models(pipeline or [PIPELINES_DIR / "query.yaml"])
         report = serve(ollama_url(), models, log_path=log or DEFAULT_LOG, wait_s=wait, on_event=typer.echo)
     except CodegroundError as exc:

@@ -226,7 +226,7 @@ def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
         ollama_models,
         server_version,
     )
-    from codeground.app.pipelines import PIPELINES_DIR, ollama_url, server_address
+    from codeground.app.pipelines import PIPELINES_DIR, check_ollama_host, ollama_url
 
     models = ollama_models([pipeline_path])
     if not models:
@@ -238,7 +238,7 @@ def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
             )
         ]
     try:
-        server_address("OLLAMA_HOST", 11434)
+        check_ollama_host()
     except CodegroundError as exc:
         return [Check("LLM server", False, str(exc), "set OLLAMA_HOST to the server's address, or unset it")]
     url = ollama_url()

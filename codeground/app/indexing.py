@@ -30,7 +30,13 @@ from codeground.app.index_dir import IndexDir
 from codeground.app.index_stages import ChunkStageError, IndexStages
 from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
 from codeground.app.output_paths import check_output_folder
-from codeground.app.pipelines import build_pipeline, read_pipeline_dict, resolve, settings_fingerprint
+from codeground.app.pipelines import (
+    build_pipeline,
+    check_server_variables,
+    read_pipeline_dict,
+    resolve,
+    settings_fingerprint,
+)
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import disagreeing, expected_counts, record_counts, store_key
 from codeground.components.llm_errors import ollama_fix
@@ -170,6 +176,7 @@ def run_index(
     embedder = embedder_identity(data)
     location = IndexDir(index_dir)
     # a YAML that cannot be built fails now, before a long walk (nothing is read or written yet)
+    check_server_variables(data)
     build_pipeline(resolve(data, index_dir=location.path / "gen-not-created"))
     try:
         IndexRoles.of(data)

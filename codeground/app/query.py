@@ -34,9 +34,9 @@ from codeground.app.pipelines import (
     PIPELINES_DIR,
     build_pipeline,
     check_component_types,
+    check_server_variables,
     read_pipeline_dict,
     resolve,
-    server_address,
 )
 from codeground.app.repair import (
     PROMPT_VARIABLE,
@@ -165,15 +165,16 @@ class QueryEngine:
 
     def _build(self, *, with_answer: bool):
         data = self.data
-        if with_answer and "${ollama_url}" in str(data):  # the answer will call it: say what is wrong now
-            server_address("OLLAMA_HOST", 11434)
+        try:
+            roles: QueryRoles | None = self.roles
+        except CodegroundError:  # the build below, then the roles, say what is wrong
+            roles = None
         if not with_answer:  # `search` never builds the answering components (nor loads their libraries)
             data = copy.deepcopy(data)
-            try:
-                generation = list(self.roles.generation)
-            except CodegroundError:  # the build below, then the roles, say what is wrong
-                generation = []
-            drop_components(data, generation)  # before resolve: nor reads their servers' addresses
+            drop_components(data, list(roles.generation) if roles else [])  # nor reads their servers
+        # an Ollama address that is none, named before a build fails on it; the rewriter calls no server
+        # for a first question (a follow-up's failed rewrite is a notice), so a search is not stopped by it
+        check_server_variables(data, skip=[roles.rewriter] if roles and roles.rewriter else [])
         data = resolve(data, index_dir=self.gen)
         pipeline = build_pipeline(data)
         _ = self.roles  # a broken role is refused before any model loads

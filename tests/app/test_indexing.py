@@ -380,7 +380,7 @@ def test_ctrl_c_during_indexing_is_one_line_from_the_index_run_and_none_from_its
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's foreground job has
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # wherever pytest runs
+        preexec_fn=_sigint_delivered,  # wherever pytest runs
     )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
@@ -402,6 +402,14 @@ def test_ctrl_c_during_indexing_is_one_line_from_the_index_run_and_none_from_its
     while _running_in_group(proc.pid):
         assert time.monotonic() < deadline, _running_in_group(proc.pid)
         time.sleep(0.1)
+
+
+def _sigint_delivered() -> None:
+    """In the child before exec: SIGINT neither ignored nor blocked, as in a terminal's foreground job."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _running_in_group(group: int) -> list[tuple[int, str]]:

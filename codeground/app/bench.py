@@ -14,7 +14,6 @@ for the CLI to print.
 
 from __future__ import annotations
 
-import copy
 import os
 import resource
 import shutil
@@ -94,14 +93,13 @@ def check_inputs(
     from codeground.app.index_dir import IndexDir
     from codeground.app.manifest import embedder_identity
     from codeground.app.output_paths import check_output_folder
-    from codeground.app.overlay import drop_components
     from codeground.app.pipelines import (
         build_pipeline,
         check_component_types,
         check_server_variables,
         resolve,
     )
-    from codeground.app.query import open_index
+    from codeground.app.query import open_index, to_build
     from codeground.app.roles import IndexRoles, RoleError
 
     if repo is not None and not repo.is_dir():
@@ -116,10 +114,11 @@ def check_inputs(
             played = roles.of(data)
         except RoleError as exc:
             raise CodegroundError(f"{path.name}: {exc}") from exc
-        built = copy.deepcopy(data)
-        if isinstance(played, QueryRoles):  # as the bench runs it: a search, without the answering parts
-            drop_components(built, list(played.generation))
-        check_server_variables(built, skip=[getattr(played, "rewriter", None) or ""])
+        if isinstance(played, QueryRoles):  # as the bench runs it: a search
+            built = to_build(data, played, with_answer=False)
+        else:
+            check_server_variables(data)  # as run_index does
+            built = data
         with tempfile.TemporaryDirectory() as tmp:  # built, not warmed: no model loads, nothing written
             build_pipeline(resolve(built, index_dir=Path(tmp) / "gen-not-created"))
         return data

@@ -124,6 +124,19 @@ def _open_held(index_dir: str | Path):
     )
 
 
+def to_build(data: dict[str, Any], roles: QueryRoles | None, *, with_answer: bool) -> dict[str, Any]:
+    """What a query run builds of the query YAML ``data``: all of it to answer; to search, a copy
+    without the answering components (``roles.generation``: nor their libraries loaded, nor their
+    servers' addresses read). The Ollama address the built components would be given is checked
+    first (``check_server_variables``), the rewriter's aside: it calls no server for a first question,
+    and a follow-up's failed rewrite is a notice, so a malformed one does not stop a search."""
+    if not with_answer:
+        data = copy.deepcopy(data)
+        drop_components(data, list(roles.generation) if roles else [])
+    check_server_variables(data, skip=[roles.rewriter] if roles and roles.rewriter else [])
+    return data
+
+
 def check_query(index_dir: str | Path, pipeline_path: str | Path) -> None:
     """What a server checks before it loads a model or opens a port, as a query would: the index
     opens, the YAML parses, names only components it may name that are installed
@@ -164,18 +177,11 @@ class QueryEngine:
             raise CodegroundError(f"{self.pipeline_path.name}: {exc}") from exc
 
     def _build(self, *, with_answer: bool):
-        data = self.data
         try:
             roles: QueryRoles | None = self.roles
         except CodegroundError:  # the build below, then the roles, say what is wrong
             roles = None
-        if not with_answer:  # `search` never builds the answering components (nor loads their libraries)
-            data = copy.deepcopy(data)
-            drop_components(data, list(roles.generation) if roles else [])  # nor reads their servers
-        # an Ollama address that is none, named before a build fails on it; the rewriter calls no server
-        # for a first question (a follow-up's failed rewrite is a notice), so a search is not stopped by it
-        check_server_variables(data, skip=[roles.rewriter] if roles and roles.rewriter else [])
-        data = resolve(data, index_dir=self.gen)
+        data = resolve(to_build(self.data, roles, with_answer=with_answer), index_dir=self.gen)
         pipeline = build_pipeline(data)
         _ = self.roles  # a broken role is refused before any model loads
         self._check_stores(pipeline)

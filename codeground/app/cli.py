@@ -859,16 +859,12 @@ def serve(
 ) -> None:
     """HTTP server on Hayhooks: POST /search/run, /ask/run, and the OpenAI-compatible /v1/chat/completions."""
     from codeground.app.http_server import serve as serve_http
-    from codeground.app.listen_address import check_listen_address
     from codeground.app.pipelines import PIPELINES_DIR
-    from codeground.app.query import check_query
 
-    target = _index_dir(index_dir, repo)
-    pipeline = pipeline or PIPELINES_DIR / "query.yaml"
     try:
-        check_query(target, pipeline)  # as the chat: what was asked first, then where to listen
-        check_listen_address(host, port)
-        serve_http(target, pipeline, host=host, port=port)
+        serve_http(
+            _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port
+        )
     except CodegroundError as exc:
         _fail(str(exc))
 

@@ -146,10 +146,8 @@ async def _reply(send, status: int, detail: str, headers: list | None = None) ->
 
 
 def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
-    """The Hayhooks app over ``index_dir`` answering with ``pipeline`` (see the module docstring)."""
-    from codeground.app.query import check_query
-
-    check_query(index_dir, pipeline)  # no index, a bad YAML: the one-line error, before anything loads
+    """The Hayhooks app over ``index_dir`` answering with ``pipeline`` (see the module docstring);
+    ``serve`` has checked both."""
     os.environ[_INDEX_ENV], os.environ[_PIPELINE_ENV] = (
         str(Path(index_dir).resolve()),
         str(Path(pipeline).resolve()),
@@ -171,11 +169,18 @@ def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
 
 
 def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int = 1416) -> None:
-    """Serve until interrupted; ``CODEGROUND_API_TOKEN`` (if set) is the bearer token."""
+    """Serve until interrupted; ``CODEGROUND_API_TOKEN`` (if set) is the bearer token. What was asked
+    is checked first (``check_query``), then where to listen (``check_listen_address``), each a
+    one-line ``CodegroundError`` before anything loads."""
     import sys
 
     import uvicorn
 
+    from codeground.app.listen_address import check_listen_address
+    from codeground.app.query import check_query
+
+    check_query(index_dir, pipeline)
+    check_listen_address(host, port)
     token = os.environ.get(TOKEN_ENV) or None
     app = build_app(index_dir, pipeline, token=token)
     local = host in ("127.0.0.1", "localhost", "::1")

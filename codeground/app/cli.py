@@ -587,7 +587,7 @@ def chat(
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Serve the chat in the browser (Gradio) over the same query pipelines."""
-    from codeground.app.listen_address import check_listen_address
+    from codeground.app.listen_address import check_listen_address, listen_url, url_host
     from codeground.app.pipelines import PIPELINES_DIR
     from codeground.app.query import check_query
 
@@ -599,12 +599,12 @@ def chat(
         check_listen_address(host, port)
         from codeground.app.ui import serve
 
-        typer.echo(f"codeground chat on http://{host}:{port}  (index: {target}; Ctrl-C to stop)")
-        serve(target, pipeline, host=host, port=port)
+        typer.echo(f"codeground chat on {listen_url(host, port)}  (index: {target}; Ctrl-C to stop)")
+        serve(target, pipeline, host=url_host(host), port=port)
     except CodegroundError as exc:
         _fail(str(exc))
     except OSError as exc:
-        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+        _fail(f"cannot serve on {url_host(host)}:{port}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         pass
 

@@ -176,24 +176,23 @@ def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int
 
     import uvicorn
 
-    from codeground.app.listen_address import check_listen_address
+    from codeground.app.listen_address import bind_name, check_listen_address, is_loopback, listen_url
     from codeground.app.query import check_query
 
     check_query(index_dir, pipeline)
     check_listen_address(host, port)
     token = os.environ.get(TOKEN_ENV) or None
     app = build_app(index_dir, pipeline, token=token)
-    local = host in ("127.0.0.1", "localhost", "::1")
-    if not local and not token:
+    if not is_loopback(host) and not token:
         print(
             f"warning: serving on {host} without {TOKEN_ENV}: anyone who can reach it can query",
             file=sys.stderr,
         )
-    base = f"http://{host}:{port}"
+    base = listen_url(host, port)
     print(
         f"codeground serving {index_dir} on {base}: POST /search/run, POST /ask/run, "
         f"OpenAI base URL {base}/v1 (model 'ask'){'; bearer token required' if token else ''}",
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=bind_name(host), port=port, log_level="warning")

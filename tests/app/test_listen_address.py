@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from codeground.app.errors import CodegroundError
-from codeground.app.listen_address import check_listen_address
+from codeground.app.listen_address import bind_name, check_listen_address, is_loopback, listen_url, url_host
 
 
 def _free_port() -> int:
@@ -39,3 +39,26 @@ def test_an_ipv6_host_in_brackets_is_the_address_inside_them():
         in_use = rf"^cannot serve on \[::1\]:{port}: Address already in use$"
         with pytest.raises(CodegroundError, match=in_use):
             check_listen_address("[::1]", port)
+
+
+@pytest.mark.parametrize(
+    ("host", "bound", "in_a_url", "loopback"),
+    [
+        ("127.0.0.1", "127.0.0.1", "127.0.0.1", True),
+        ("localhost", "localhost", "localhost", True),
+        ("[::1]", "::1", "[::1]", True),
+        ("::1", "::1", "[::1]", True),
+        ("::", "::", "[::]", False),
+        ("", "0.0.0.0", "0.0.0.0", False),
+        ("0.0.0.0", "0.0.0.0", "0.0.0.0", False),
+        ("192.0.2.1", "192.0.2.1", "192.0.2.1", False),
+        ("example.lan", "example.lan", "example.lan", False),
+    ],
+)
+def test_both_servers_bind_one_address_for_a_host_and_a_url_brackets_ipv6(host, bound, in_a_url, loopback):
+    """uvicorn binds the bare address, Gradio takes it as a URL writes it, the announcement is a URL a
+    browser opens, and only a loopback address skips the token warning."""
+    assert bind_name(host) == bound
+    assert url_host(host) == in_a_url
+    assert listen_url(host, 80) == f"http://{in_a_url}:80"
+    assert is_loopback(host) is loopback

@@ -5,6 +5,7 @@ gets 401."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -137,3 +138,45 @@ def test_a_port_in_use_is_one_line_before_anything_loads(indexed_sample, command
         )
     assert done.returncode == 1 and done.stdout == "", done.stdout
     assert done.stderr == f"error: cannot serve on 127.0.0.1:{port}: Address already in use\n"
+
+
+def _ipv6_loopback_port() -> int:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+            return s.getsockname()[1]
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+
+
+@pytest.mark.parametrize(("command", "host"), [("serve", "[::1]"), ("serve", "::1"), ("chat", "::1")])
+def test_a_server_asked_for_an_ipv6_address_listens_there_and_announces_it(indexed_sample, command, host):
+    """``--host [::1]`` as a URL writes it, or ``::1`` bare: both servers listen on ::1 and announce
+    ``http://[::1]:PORT`` (serve had failed on the brackets after loading everything, "Name or service
+    not known"; the chat had ended in a traceback on a bare ``::1``); ::1 is this machine only, so no
+    warning about a missing token."""
+    port = _ipv6_loopback_port()
+    url = f"http://[::1]:{port}"
+    proc = subprocess.Popen(
+        [CODEGROUND, command, "--index-dir", str(indexed_sample[1]), "--host", host, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{url}/" if command == "chat" else f"{url}/status").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"{command} --host {host} did not answer on {url}"
+            time.sleep(0.3)
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    said = out + err
+    assert f"on {url}" in said, said
+    assert "warning: serving" not in said and "Traceback" not in said, said

@@ -103,6 +103,12 @@ def _check(
     roles = _declared(data, legacy)
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(roles) - known)
+    other = _OTHER_KIND[cls.__name__]
+    if unknown and set(roles) <= {f.name for f in fields(other)}:
+        raise RoleError(
+            f"{_KIND[other.__name__]}, where {_KIND[cls.__name__]} is needed "
+            f"(such as {_EXAMPLE[cls.__name__]})"
+        )
     if unknown:
         raise RoleError(f"unknown role(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
     missing = [r for r in required if not roles.get(r)]
@@ -170,3 +176,10 @@ class IndexRoles:
         if "." not in values["entry"]:
             raise RoleError("role 'entry' must be component.socket (e.g. router.sources)")
         return cls(**values)
+
+
+# A YAML of the other kind (a query YAML given to `codeground index`, an index YAML to `search`) is
+# named as such rather than as a list of unknown roles.
+_OTHER_KIND = {"QueryRoles": IndexRoles, "IndexRoles": QueryRoles}
+_KIND = {"QueryRoles": "a query pipeline", "IndexRoles": "an index pipeline"}
+_EXAMPLE = {"QueryRoles": "pipelines/query.yaml", "IndexRoles": "pipelines/index.yaml"}

@@ -162,6 +162,29 @@ def test_a_role_that_names_no_component_is_one_clear_error(roles, message):
         QueryRoles.of(data)
 
 
+@pytest.mark.parametrize(
+    ("given", "reader", "message"),
+    [
+        (
+            "query.yaml",
+            IndexRoles,
+            "a query pipeline, where an index pipeline is needed (such as pipelines/index.yaml)",
+        ),
+        (
+            "index.yaml",
+            QueryRoles,
+            "an index pipeline, where a query pipeline is needed (such as pipelines/query.yaml)",
+        ),
+    ],
+)
+def test_a_yaml_of_the_other_kind_is_named_as_such(given, reader, message):
+    """A query YAML given to `codeground index` (or an index YAML to `search`) is said to be one, not
+    listed as eleven unknown roles."""
+    with pytest.raises(RoleError) as raised:
+        reader.of(read_pipeline_dict(PIPELINES_DIR / given))
+    assert str(raised.value) == message
+
+
 def test_a_query_yaml_with_a_broken_role_is_refused_before_any_model_loads(tmp_path, indexed_sample):
     data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     data["metadata"]["roles"]["documents"] = "gone"

@@ -224,7 +224,7 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
     (
         "serve with an index YAML",
         lambda c: ["serve", "--index-dir", c.idx, "--port", closed_port(), "--pipeline", INDEX_YAML],
-        "unknown role(s)",
+        "index.yaml: an index pipeline, where a query pipeline is needed (such as pipelines/query.yaml)",
     ),
     (
         "mcp with a missing YAML",

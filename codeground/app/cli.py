@@ -56,7 +56,18 @@ cli = typer.Typer(
 )
 
 INDEX_DIR_HELP = "Index directory (default: <repo>/.codeground)."
-PIPELINE_HELP = "Query pipeline YAML (default: pipelines/query.yaml)."
+PIPELINE_HELP = "Query pipeline: a YAML, or a shipped one's name such as bm25 (default: query)."
+
+
+def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None:
+    """Every ``--pipeline`` takes a path or a shipped pipeline's name (``pipelines.pipeline_file``)."""
+    if not value:
+        return value
+    from codeground.app.pipelines import pipeline_file
+
+    return [pipeline_file(v) for v in value] if isinstance(value, list) else pipeline_file(value)
+
+
 INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
 REPO_OPTION = typer.Option(None, "--repo", help="Repository whose default index to use (default: .).")
 PREFIX_OPTION = typer.Option(None, "--path-prefix", help="Prefix of the dataset's paths (default: guessed).")
@@ -88,7 +99,12 @@ def _peak_rss_mb() -> float:
 def index(
     path: Path = typer.Argument(..., help="Repository checkout to index."),
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", help="Index pipeline YAML."),
+    pipeline: Path | None = typer.Option(
+        None,
+        "--pipeline",
+        callback=_pipeline_files,
+        help="Index pipeline: a YAML, or a shipped one's name (default: index).",
+    ),
     full: bool = typer.Option(False, "--full", help="Rebuild everything instead of only what changed."),
     fill: bool | None = typer.Option(
         None,
@@ -284,7 +300,7 @@ def search(
     question: str = typer.Argument(..., help="What to look for."),
     k: int = typer.Option(10, "-k", help="How many sources to show."),
     as_json: bool = typer.Option(False, "--json", help="Print the search_results JSON format."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
 ) -> None:
@@ -321,7 +337,7 @@ def search_file(
     questions: Path = typer.Argument(..., help="Dataset JSON ({'rag_questions': [...]})."),
     out: Path = typer.Option(..., "--out", help="Where to write the search_results JSON."),
     k: int = typer.Option(10, "-k", help="Sources per question."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     path_prefix: str | None = typer.Option(
@@ -349,7 +365,9 @@ def search_file(
 @cli.command("eval")
 def eval_(
     gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
-    pipeline: list[Path] | None = typer.Option(None, "--pipeline", help="Pipeline YAML; repeat to compare."),
+    pipeline: list[Path] | None = typer.Option(
+        None, "--pipeline", callback=_pipeline_files, help="Pipeline YAML; repeat to compare."
+    ),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     path_prefix: str | None = PREFIX_OPTION,
@@ -363,7 +381,10 @@ def eval_(
 def compare(
     gold: Path = typer.Argument(..., help="Dataset JSON with gold sources."),
     pipeline: list[Path] | None = typer.Option(
-        None, "--pipeline", help="Pipeline YAMLs (default: every query YAML in pipelines/)."
+        None,
+        "--pipeline",
+        callback=_pipeline_files,
+        help="Pipeline YAMLs (default: every query YAML in pipelines/).",
     ),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
@@ -438,7 +459,7 @@ def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
 @cli.command()
 def query(
     question: str = typer.Argument(..., help="Your question about the repository."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     strict: bool = typer.Option(
@@ -489,7 +510,7 @@ def eval_answers(
     unanswerable: Path | None = typer.Option(
         None, "--unanswerable", help="Dataset JSON of questions the repository cannot answer."
     ),
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
@@ -580,7 +601,7 @@ def fetch_model(
 @cli.command()
 def chat(
     repo: Path | None = REPO_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     index_dir: Path | None = INDEX_DIR_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(7860, "--port", help="Port to serve on."),
@@ -621,13 +642,16 @@ def bench(
         None, "--work-dir", help="Cache for the corpus, index and report (default: ~/.cache/codeground)."
     ),
     pipeline: list[Path] | None = typer.Option(
-        None, "--pipeline", help="Query YAMLs (default: every variant)."
+        None, "--pipeline", callback=_pipeline_files, help="Query YAMLs (default: every variant)."
     ),
     skip_index: bool = typer.Option(
         False, "--skip-index", help="Reuse the benchmark index from a previous run."
     ),
     index_pipeline: Path | None = typer.Option(
-        None, "--index-pipeline", help="Index YAML (default: pipelines/index.yaml)."
+        None,
+        "--index-pipeline",
+        callback=_pipeline_files,
+        help="Index pipeline: a YAML or a shipped name (default: index).",
     ),
     reranker: bool = typer.Option(
         False,
@@ -853,7 +877,7 @@ def _print_bench(report: dict) -> None:
 def serve(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
     port: int = typer.Option(1416, "--port", help="Port (Hayhooks' default)."),
 ) -> None:
@@ -873,7 +897,7 @@ def serve(
 def mcp(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
 ) -> None:
     """MCP server over stdio (for editors and agents): search_code, ask, get_source, find_symbol."""
     from codeground.app.mcp_server import serve_stdio
@@ -889,7 +913,7 @@ def mcp(
 def doctor(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", help=PIPELINE_HELP),
+    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Check what `query` needs (index, prompt, embedder, reranker, LLM server, models); the fix for gaps."""
@@ -927,15 +951,9 @@ def pipeline_show(
 ) -> None:
     """Print a pipeline as the loader builds it (an overlay resolved) and its Mermaid graph."""
     from codeground.app.pipeline_view import mermaid, resolved_yaml
-    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipelines import pipeline_file, read_pipeline_dict
 
-    path = Path(name)
-    if not path.is_file():
-        shipped = PIPELINES_DIR / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
-        if not shipped.is_file():
-            names = ", ".join(sorted(p.stem for p in PIPELINES_DIR.glob("*.yaml")))
-            _fail(f"no pipeline '{name}': give a path or one of {names}")
-        path = shipped
+    path = pipeline_file(name)
     try:
         data = read_pipeline_dict(path)
     except CodegroundError as exc:
@@ -1139,7 +1157,10 @@ def _ollama_root() -> None:
 @ollama_cli.command("serve")
 def ollama_serve(
     pipeline: list[Path] | None = typer.Option(
-        None, "--pipeline", help="Pipeline YAMLs whose Ollama models to pull (default: pipelines/query.yaml)."
+        None,
+        "--pipeline",
+        callback=_pipeline_files,
+        help="Pipeline YAMLs whose Ollama models to pull (default: pipelines/query.yaml).",
     ),
     log: Path | None = typer.Option(
         None, "--log", help="Server log (default ~/.cache/codeground/ollama.log)."

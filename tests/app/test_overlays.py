@@ -148,7 +148,7 @@ def test_pipeline_show_prints_the_resolved_pipeline_and_its_graph():
     graph = CliRunner().invoke(cli, ["pipeline", "show", "bm25.yaml", "--graph"]).output
     assert graph.startswith("flowchart TD") and "ranker" not in graph
     bad = CliRunner().invoke(cli, ["pipeline", "show", "nope"])
-    assert bad.exit_code == 1 and "no pipeline 'nope'" in bad.output
+    assert bad.exit_code == 1 and "pipeline file not found: nope (a shipped one is named" in bad.output
 
 
 def test_listing_the_pipelines_parses_each_yaml_text_once_and_every_caller_gets_its_own_copy():
@@ -179,3 +179,20 @@ def test_a_changed_yaml_is_read_anew_in_the_same_process(tmp_path: Path):
 def test_libyaml_and_the_pure_python_loader_read_every_shipped_yaml_alike(path):
     text = path.read_text()
     assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)
+
+
+def test_every_pipeline_option_takes_a_shipped_name_from_any_folder(tmp_path, monkeypatch):
+    """``--pipeline bm25`` (or ``bm25.yaml``, or ``pipelines/bm25.yaml`` as the README writes it from
+    codeground's checkout) names the shipped YAML from any folder; a file at the given path wins."""
+    from codeground.app.pipelines import pipeline_file
+
+    monkeypatch.chdir(tmp_path)
+    shipped = PIPELINES_DIR / "bm25.yaml"
+    for given in ("bm25", "bm25.yaml", "pipelines/bm25.yaml"):
+        assert pipeline_file(given) == shipped, given
+    (tmp_path / "pipelines").mkdir()
+    own = tmp_path / "pipelines" / "bm25.yaml"
+    own.write_text("components: {}\n")
+    assert pipeline_file("pipelines/bm25.yaml") == Path("pipelines/bm25.yaml")
+    for missing in ("nope", "elsewhere/bm25.yaml", str(tmp_path / "bm25.yaml")):
+        assert pipeline_file(missing) == Path(missing), missing

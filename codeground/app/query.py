@@ -81,6 +81,15 @@ def check_question(question: str) -> None:
     """A question that can be searched, or a one-line error (checked before any model loads)."""
     if not question or not question.strip():
         raise CodegroundError("the question is empty")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(question[exc.start])
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise CodegroundError(
+            f"the question is not UTF-8 text ({what} at character {exc.start + 1}): "
+            "check the terminal's encoding, or ask in UTF-8"
+        ) from None
     if len(question) > MAX_QUESTION_CHARS:
         raise CodegroundError(
             f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "

@@ -73,6 +73,13 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         lambda c: ["query", HUGE_QUESTION, "--index-dir", c.idx],
         "100,000 characters",
     ),
+    # "café" typed in a Latin-1 terminal: the byte 0xe9 reached the embedder as a lone surrogate
+    # ("TextEncodeInput must be Union[...]" after the models had loaded)
+    (
+        "a question that is not UTF-8",
+        lambda c: ["search", "caf\udce9 trainer", "--index-dir", c.idx],
+        "the question is not UTF-8 text (byte 0xe9 at character 4)",
+    ),
     ("-k abc", lambda c: ["search", "trainer", "-k", "abc", "--index-dir", c.idx], "Invalid value for '-k'"),
     ("-k -1", lambda c: ["search", "trainer", "-k", "-1", "--index-dir", c.idx], "-k must be a positive"),
     ("-k 0", lambda c: ["search", "trainer", "-k", "0", "--index-dir", c.idx], "-k must be a positive"),

@@ -7,6 +7,10 @@ swapped atomically (``os.replace``) only after the new generation is complete. A
 (Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation;
 the half-written one is removed by the next run.
 
+The folder holds a ``.gitignore`` of ``*`` (written by every ``codeground index`` when missing, as
+pytest, ruff and virtualenv mark their folders), so an index inside a checkout never shows in
+``git status`` nor is committed by ``git add -A``; the repository's own ``.gitignore`` is not touched.
+
 Readers (every ``QueryEngine``: the chat, ``serve``, ``mcp``, ``search``) hold a **lease** on the
 generation they opened: a shared ``flock`` on its ``.readers`` file, released when the engine is
 gone. A run removes a replaced generation only when it can take that lock exclusively, so a
@@ -27,6 +31,7 @@ from pathlib import Path
 from codeground.app.errors import CodegroundError
 
 INDEX_DIRNAME = ".codeground"
+GITIGNORE = "# created by codeground: this folder is an index, never to be committed\n*\n"
 CURRENT = "CURRENT"
 READERS = ".readers"
 
@@ -145,6 +150,9 @@ class IndexDir:
     def lock(self) -> Iterator[None]:
         """Hold the directory's write lock; a second concurrent ``index`` fails with one line."""
         self.path.mkdir(parents=True, exist_ok=True)
+        ignore = self.path / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(GITIGNORE, encoding="utf-8")
         with open(self.path / ".lock", "w") as fh:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -431,3 +431,33 @@ def _ignores_sigint(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
     ignored = next(line for line in status if line.startswith("SigIgn:"))
     return bool(int(ignored.split()[1], 16) & (1 << (2 - 1)))  # bit n-1 stands for signal n; SIGINT is 2
+
+
+def test_an_index_inside_a_git_checkout_never_shows_in_git_status(tmp_path):
+    """``<repo>/.codeground`` holds a ``.gitignore`` of ``*``: ``git status`` and ``git add -A`` leave the
+    index out (it had shown as untracked, a ``git add -A`` away from committing the stores); a
+    ``.gitignore`` the user wrote there is kept as it is."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    from codeground.app.index_dir import default_index_dir
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def answer():\n    return 42\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    index(repo, default_index_dir(repo))
+    status = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True
+    )
+    assert status.stdout == "?? app.py\n"
+    subprocess.run([*git, "add", "-A"], check=True)
+    staged = subprocess.run([*git, "diff", "--cached", "--name-only"], capture_output=True, text=True)
+    assert staged.stdout == "app.py\n"
+    own = default_index_dir(repo) / ".gitignore"
+    own.write_text("# mine\n*\n")
+    index(repo, default_index_dir(repo))
+    assert own.read_text() == "# mine\n*\n"

@@ -55,7 +55,9 @@ cli = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-INDEX_DIR_HELP = "Index directory (default: <repo>/.codeground)."
+INDEX_DIR_HELP = (
+    "Index directory (default: <repo>/.codeground; without --repo, the nearest index at or above .)."
+)
 PIPELINE_HELP = "Query pipeline: a YAML, or a shipped one's name such as bm25 (default: query)."
 
 
@@ -69,7 +71,11 @@ def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None
 
 
 INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
-REPO_OPTION = typer.Option(None, "--repo", help="Repository whose default index to use (default: .).")
+REPO_OPTION = typer.Option(
+    None,
+    "--repo",
+    help="Repository whose default index to use (default: . or the nearest folder above with one).",
+)
 PREFIX_OPTION = typer.Option(None, "--path-prefix", help="Prefix of the dataset's paths (default: guessed).")
 JSON_REPORT_OPTION = typer.Option(None, "--json", help="Also write the figures to this JSON file.")
 SYSTEM_PROMPT_OPTION = typer.Option(
@@ -252,9 +258,11 @@ def _print_index_summary(result) -> None:
 
 
 def _index_dir(index_dir: Path | None, repo: Path | None) -> Path:
-    from codeground.app.index_dir import default_index_dir
+    from codeground.app.index_dir import default_index_dir, find_index_dir
 
-    return index_dir or default_index_dir(repo or Path("."))
+    if index_dir is not None:
+        return index_dir
+    return default_index_dir(repo) if repo is not None else find_index_dir(Path("."))
 
 
 def _engine(

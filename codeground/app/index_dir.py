@@ -1,11 +1,14 @@
 """Where an index lives and how a new one replaces the old without ever leaving a broken one.
 
 Rule: the index for a repository lives in ``<repo>/.codeground/`` unless ``--index-dir DIR`` says
-otherwise. Inside it, each build writes a fresh generation directory (``gen-…``) holding the Chroma
-store, the BM25 store and the manifest; the file ``CURRENT`` names the live generation and is
-swapped atomically (``os.replace``) only after the new generation is complete. An interrupted run
-(Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation;
-the half-written one is removed by the next run.
+otherwise. A query command told neither ``--index-dir`` nor ``--repo`` uses the index of the working
+folder or of the nearest folder above it that has one (``find_index_dir``), as git finds its
+repository from a subfolder: ``codeground search`` in ``<repo>/src`` had said "no index". Inside an
+index folder, each build writes a fresh generation directory (``gen-…``) holding the Chroma store,
+the BM25 store and the manifest; the file ``CURRENT`` names the live generation and is swapped
+atomically (``os.replace``) only after the new generation is complete. An interrupted run (Ctrl-C,
+SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation; the
+half-written one is removed by the next run.
 
 The folder holds a ``.gitignore`` of ``*`` (written by every ``codeground index`` when missing, as
 pytest, ruff and virtualenv mark their folders), so an index inside a checkout never shows in
@@ -68,6 +71,16 @@ class Lease:
 def default_index_dir(repo: str | Path) -> Path:
     """The documented default: ``<repo>/.codeground``."""
     return Path(repo).resolve() / INDEX_DIRNAME
+
+
+def find_index_dir(start: str | Path = ".") -> Path:
+    """``.codeground`` of ``start`` or of the nearest folder above it holding an index (a ``CURRENT``
+    file); ``start``'s own when none does, so the error names the folder the user is in."""
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        if (folder / INDEX_DIRNAME / CURRENT).is_file():
+            return folder / INDEX_DIRNAME
+    return here / INDEX_DIRNAME
 
 
 class IndexDir:

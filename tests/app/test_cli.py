@@ -363,3 +363,29 @@ def test_search_with_a_shipped_pipelines_name_from_another_folder_is_that_pipeli
         by_name = subprocess.run([*search, given], capture_output=True, text=True, cwd=tmp_path)
         assert by_name.returncode == 0, by_name.stderr
         assert by_name.stdout == by_path.stdout, given
+
+
+def test_a_query_command_in_a_subfolder_uses_the_nearest_index_above_it(tmp_path):
+    """``codeground search`` in ``<repo>/pkg`` uses ``<repo>/.codeground`` as git finds its repository
+    (it had said "no index in <repo>/pkg/.codeground"); ``--repo`` still means that folder's own index,
+    and with no index at or above the working folder the error names the working folder."""
+    from codeground.app.index_dir import default_index_dir, find_index_dir
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+    from tests.conftest import make_sample_repo
+
+    repo = make_sample_repo(tmp_path / "repo")
+    run_index(repo, default_index_dir(repo), DEFAULT_INDEX_PIPELINE)
+    below = repo / "pkg"
+    assert find_index_dir(below) == find_index_dir(repo) == default_index_dir(repo)
+    search = [sys.executable, "-m", "codeground.app.cli", "search", "how is the trainer fitted", "-k", "3"]
+    at_root = subprocess.run(search, capture_output=True, text=True, cwd=repo)
+    in_sub = subprocess.run(search, capture_output=True, text=True, cwd=below)
+    assert at_root.returncode == 0 and "pkg/trainer.py" in at_root.stdout, at_root.stderr
+    assert in_sub.stdout == at_root.stdout, in_sub.stderr
+    own = subprocess.run([*search, "--repo", "."], capture_output=True, text=True, cwd=below)
+    assert own.returncode == 1 and own.stderr.startswith(f"error: no index in {below / '.codeground'}:")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    none = subprocess.run(search, capture_output=True, text=True, cwd=outside)
+    assert none.returncode == 1 and none.stderr.startswith(f"error: no index in {outside / '.codeground'}:")

@@ -103,8 +103,14 @@ def _peak_rss_mb() -> float:
 
 @cli.command()
 def index(
-    path: Path = typer.Argument(..., help="Repository checkout to index."),
-    index_dir: Path | None = INDEX_DIR_OPTION,
+    path: Path | None = typer.Argument(
+        None,
+        help="Repository checkout to index (default: the one whose index is at or above ., else .).",
+        show_default=False,
+    ),
+    index_dir: Path | None = typer.Option(
+        None, "--index-dir", help="Index directory (default: PATH/.codeground)."
+    ),
     pipeline: Path | None = typer.Option(
         None,
         "--pipeline",
@@ -130,10 +136,12 @@ def index(
         TimeRemainingColumn,
     )
 
-    from codeground.app.index_dir import default_index_dir
+    from codeground.app.index_dir import default_index_dir, indexed_repository
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
 
     console = Console(stderr=True)
+    if path is None:
+        path = indexed_repository(Path(".")) if index_dir is None else Path(".")
     if not path.is_dir():
         _fail(f"not a directory: {path}")
     target = index_dir or default_index_dir(path)

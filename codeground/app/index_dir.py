@@ -3,12 +3,13 @@
 Rule: the index for a repository lives in ``<repo>/.codeground/`` unless ``--index-dir DIR`` says
 otherwise. A query command told neither ``--index-dir`` nor ``--repo`` uses the index of the working
 folder or of the nearest folder above it that has one (``find_index_dir``), as git finds its
-repository from a subfolder: ``codeground search`` in ``<repo>/src`` had said "no index". Inside an
-index folder, each build writes a fresh generation directory (``gen-…``) holding the Chroma store,
-the BM25 store and the manifest; the file ``CURRENT`` names the live generation and is swapped
-atomically (``os.replace``) only after the new generation is complete. An interrupted run (Ctrl-C,
-SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation; the
-half-written one is removed by the next run.
+repository from a subfolder: ``codeground search`` in ``<repo>/src`` had said "no index"; and
+``codeground index`` without a path updates that index's repository (``indexed_repository``). Inside
+an index folder, each build writes a fresh generation directory (``gen-…``) holding the Chroma
+store, the BM25 store and the manifest; the file ``CURRENT`` names the live generation and is
+swapped atomically (``os.replace``) only after the new generation is complete. An interrupted run
+(Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation;
+the half-written one is removed by the next run.
 
 The folder holds a ``.gitignore`` of ``*`` (written by every ``codeground index`` when missing, as
 pytest, ruff and virtualenv mark their folders), so an index inside a checkout never shows in
@@ -81,6 +82,14 @@ def find_index_dir(start: str | Path = ".") -> Path:
         if (folder / INDEX_DIRNAME / CURRENT).is_file():
             return folder / INDEX_DIRNAME
     return here / INDEX_DIRNAME
+
+
+def indexed_repository(start: str | Path = ".") -> Path:
+    """What ``codeground index`` without a path indexes: the folder holding the index
+    ``find_index_dir`` finds (so from ``<repo>/src`` it updates ``<repo>``'s index, the one a search
+    there uses), else ``start``."""
+    found = find_index_dir(start)
+    return found.parent if (found / CURRENT).is_file() else Path(start).resolve()
 
 
 class IndexDir:

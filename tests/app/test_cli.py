@@ -389,3 +389,23 @@ def test_a_query_command_in_a_subfolder_uses_the_nearest_index_above_it(tmp_path
     outside.mkdir()
     none = subprocess.run(search, capture_output=True, text=True, cwd=outside)
     assert none.returncode == 1 and none.stderr.startswith(f"error: no index in {outside / '.codeground'}:")
+
+
+def test_index_without_a_path_updates_the_index_a_search_there_uses(tmp_path):
+    """``codeground index`` in ``<repo>/pkg`` updates ``<repo>/.codeground`` (the index a search in
+    ``pkg`` uses), not a second index of ``pkg``; with no index at or above, it indexes the working
+    folder."""
+    from codeground.app.index_dir import IndexDir, default_index_dir
+    from tests.conftest import make_sample_repo
+
+    repo = make_sample_repo(tmp_path / "repo")
+    index = [sys.executable, "-m", "codeground.app.cli", "index", "--no-fill"]
+    first = subprocess.run(index, capture_output=True, text=True, cwd=repo)
+    assert first.returncode == 0, first.stderr
+    before = IndexDir(default_index_dir(repo)).current()
+    (repo / "pkg" / "added.py").write_text("def added_helper():\n    return 1\n")
+    again = subprocess.run(index, capture_output=True, text=True, cwd=repo / "pkg")
+    assert again.returncode == 0, again.stderr
+    assert not (repo / "pkg" / ".codeground").exists()
+    assert IndexDir(default_index_dir(repo)).current() != before  # a new generation of the repo's index
+    assert "1 new or changed" in again.stderr

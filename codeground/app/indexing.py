@@ -38,7 +38,14 @@ from codeground.app.pipelines import (
     settings_fingerprint,
 )
 from codeground.app.roles import IndexRoles, RoleError
-from codeground.app.store_counts import disagreeing, expected_counts, record_counts, store_key
+from codeground.app.store_counts import (
+    StoreUnreadable,
+    disagreeing,
+    expected_counts,
+    record_counts,
+    server_of,
+    store_key,
+)
 from codeground.components.llm_errors import ollama_fix
 
 BATCH_FILES = 64
@@ -106,6 +113,18 @@ class _Stores:
         self.full = [pipeline.get_component(n).document_store for n in roles.writers]
         self.partial = {n: pipeline.get_component(n).document_store for n in roles.partial_writers}
         self.held = {n: held.get(n, 0) for n in self.partial}
+        self.names = [*roles.writers, *roles.partial_writers]
+
+    def check_servers(self, pipeline: Any) -> None:
+        """Every store kept on a server answers (is counted) before a file is chunked: one that is
+        down (a Qdrant cluster at ``$QDRANT_URL``) had failed only at its first write, after the
+        whole embedding. Stores in the index folder are read as before (an unreadable generation is
+        rebuilt from the repository)."""
+        on_servers = [n for n, store in zip(self.names, self.all, strict=True) if server_of(store)]
+        try:
+            record_counts(pipeline, on_servers)
+        except StoreUnreadable as exc:
+            raise CodegroundError(f"{exc.remedy('')}; nothing in the index was changed") from exc
 
     @property
     def all(self) -> list[Any]:
@@ -246,6 +265,7 @@ def run_index(
                     f"{export['precision']}: rebuild it with `codeground index {repo} --full`"
                 )
             stores = _Stores(pipeline, stages.roles, held)
+            stores.check_servers(pipeline)
             dim: int | None = None
             if on_ready:
                 on_ready()

@@ -9,7 +9,8 @@
   copies (empty otherwise): a collection on a server is named per generation.
 - ``${chroma_host}`` / ``${chroma_port}`` come from ``$CODEGROUND_CHROMA_URL`` (default
   ``http://localhost:8000``), for the dense store on a Chroma server; ``${qdrant_url}`` is
-  ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder); ``${index_name}`` names the
+  ``$QDRANT_URL`` (empty: Qdrant's local mode in the index folder; refused like the Chroma one when it
+  is no address); ``${index_name}`` names the
   index folder (the repository's folder for ``<repo>/.codeground``), for a server collection.
   A placeholder is filled only where a YAML names it: ``$CODEGROUND_CHROMA_URL`` is read (and
   refused in one line naming the variable when it is not an address, like ``localhost:abc``) only
@@ -317,6 +318,16 @@ def chroma_server() -> tuple[str, str]:
     return parts.hostname, str(parts.port or 8000)
 
 
+def qdrant_url() -> str:
+    """``$QDRANT_URL`` (empty: Qdrant's local mode), or the one-line error naming it when it is no
+    server address (the Qdrant client had said "Failed to parse: 'localhost:abc' is not a valid host
+    or port" at the first write, after the whole embedding)."""
+    raw = os.environ.get("QDRANT_URL", "").strip()
+    if raw:
+        server_address("QDRANT_URL", 6333)
+    return raw
+
+
 def index_name(index: Path) -> str:
     """A name for the index folder ``index`` that a server collection can carry: the repository's
     folder name for ``<repo>/.codeground``, the folder's own name otherwise (``[A-Za-z0-9_.-]`` only)."""
@@ -340,7 +351,7 @@ def resolve(
         "${openai_base_url}": lambda: os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
         "${openai_model}": lambda: os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
         "${gguf_model}": gguf_model,
-        "${qdrant_url}": lambda: os.environ.get("QDRANT_URL", "").strip(),
+        "${qdrant_url}": qdrant_url,
     }
     if index_dir is not None:
         replacements["${index_dir}"] = lambda: str(index_dir)

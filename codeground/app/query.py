@@ -217,7 +217,7 @@ class QueryEngine:
         try:
             counts = record_counts(pipeline)
         except StoreUnreadable as exc:
-            raise CodegroundError(f"{exc}; rebuild with `codeground index PATH --full`") from exc
+            raise CodegroundError(exc.remedy("codeground index PATH --full")) from exc
         m = self.manifest
         expected = expected_counts(pipeline, counts, self.gen, m.chunk_count, m.store_counts)
         for name, count in disagreeing(counts, expected).items():

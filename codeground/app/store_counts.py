@@ -33,15 +33,37 @@ from typing import Any
 
 
 class StoreUnreadable(Exception):
-    """The store behind ``component`` could not be counted (``__cause__`` says why)."""
+    """The store behind ``component`` could not be counted (``__cause__`` says why); ``server`` is the
+    address of a store kept on a server (``server_of``), which a rebuild cannot help while it is down."""
 
-    def __init__(self, component: str, cause: BaseException) -> None:
+    def __init__(self, component: str, cause: BaseException, server: str | None = None) -> None:
         why = " ".join(str(cause).split())[:200]
         kind = type(cause).__name__
+        on = f" on the server at {server}" if server else ""
         super().__init__(
-            f"the index store behind '{component}' cannot be read ({kind}{': ' + why if why else ''})"
+            f"the index store behind '{component}'{on} cannot be read ({kind}{': ' + why if why else ''})"
         )
         self.component = component
+        self.server = server
+
+    def remedy(self, rebuild: str) -> str:
+        """The line with what to do: see whether the server runs, or run ``rebuild``."""
+        if self.server:
+            return f"{self}; start that server, or set the address of one that runs"
+        return f"{self}; rebuild with `{rebuild}`"
+
+
+def server_of(store: Any) -> str | None:
+    """The address of a store kept on a server (a Qdrant ``url``, a Chroma server's host and port,
+    read from its public ``to_dict``); ``None`` for one in the index folder."""
+    try:
+        params = store.to_dict().get("init_parameters", {})
+    except Exception:  # noqa: BLE001 - a store that cannot describe itself is taken as local
+        return None
+    url, host, port = params.get("url"), params.get("host"), params.get("port")
+    if isinstance(url, str) and url:
+        return url
+    return f"http://{host}:{port}" if host and port else None
 
 
 def record_counts(pipeline: Any, components: Iterable[str] | None = None) -> dict[str, int]:
@@ -61,7 +83,7 @@ def record_counts(pipeline: Any, components: Iterable[str] | None = None) -> dic
         try:
             counts[name] = store.count_documents()
         except Exception as exc:  # noqa: BLE001 - any failure to count means an unreadable store
-            raise StoreUnreadable(name, exc) from exc
+            raise StoreUnreadable(name, exc, server_of(store)) from exc
     return counts
 
 

@@ -344,6 +344,14 @@ def test_a_server_address_that_is_no_address_stops_only_what_uses_that_server(in
         run("search", "Trainer.fit", "--index-dir", idx, "--pipeline", on_server),
         "$CODEGROUND_CHROMA_URL is 'localhost:abc', not a server address",
     )
+    # $QDRANT_URL the same (the Qdrant client had said "Failed to parse" at the first write)
+    monkeypatch.setenv("QDRANT_URL", "localhost:abc")
+    assert run("search", "Trainer.fit", "-k", "1", "--index-dir", idx).exit_code == 0
+    for args in (
+        ["search", "Trainer.fit", "--index-dir", idx, "--pipeline", "query_qdrant"],
+        ["index", indexed[0], "--index-dir", idx.parent / "q", "--pipeline", "index_qdrant", "--no-fill"],
+    ):
+        assert_one_line_error(run(*args), "$QDRANT_URL is 'localhost:abc', not a server address")
     # what calls the LLM server names the variable (it had said "Port could not be cast to integer")
     for args in (["query", "What is Trainer.fit?", "--index-dir", idx], ["ollama", "serve"]):
         assert_one_line_error(run(*args), "$OLLAMA_HOST is 'localhost:abc', not a server address")

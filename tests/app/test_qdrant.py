@@ -274,3 +274,51 @@ def test_a_store_collected_while_another_opens_its_client_does_not_deadlock(tmp_
     other = _store(tmp_path / "b")
     assert other.count_documents() == 0 and str((tmp_path / "a" / "qdrant").resolve()) not in qdrant._shared
     other.close()
+
+
+def test_an_index_on_a_qdrant_server_that_does_not_answer_fails_before_any_file_is_chunked(tmp_path):
+    """A store that cannot answer is refused with one line naming its writer and address before the
+    chunking (it had failed at the first write, after the whole embedding, behind the client's
+    two-line "Failed to obtain server version" warning)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import closed_port, make_sample_repo
+
+    repo = make_sample_repo(tmp_path / "repo")
+    url = f"http://127.0.0.1:{closed_port()}"
+    done = subprocess.run(
+        [sys.executable, "-m", "codeground.app.cli", "index", str(repo), "--index-dir", str(tmp_path / "idx")]
+        + ["--pipeline", "index_qdrant", "--no-fill"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "QDRANT_URL": url},
+        timeout=120,
+    )
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [
+        f"error: the index store behind 'qdrant_writer' on the server at {url} cannot be read "
+        "(ResponseHandlingException: [Errno 111] Connection refused); start that server, or set the "
+        "address of one that runs; nothing in the index was changed"
+    ], done.stderr
+    assert "UserWarning" not in done.stderr and "indexed " not in done.stderr, done.stderr
+
+
+def test_a_store_on_a_server_is_told_apart_from_one_in_the_index_folder():
+    """Only a store on a server gets "start that server" instead of "rebuild" when it cannot be read."""
+    from codeground.app.store_counts import StoreUnreadable, server_of
+    from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
+
+    remote = CodegroundQdrantDocumentStore(url="http://127.0.0.1:1", embedding_dim=4)
+    assert server_of(remote) == "http://127.0.0.1:1"
+    assert server_of(SQLiteBM25DocumentStore()) is None
+    down = StoreUnreadable("dense", ConnectionError("refused"), server_of(remote))
+    assert down.remedy("codeground index PATH --full").endswith(
+        "start that server, or set the address of one that runs"
+    )
+    broken = StoreUnreadable("bm25", ValueError("not a database"))
+    assert broken.remedy("codeground index PATH --full").endswith(
+        "rebuild with `codeground index PATH --full`"
+    )

@@ -41,6 +41,7 @@ import atexit
 import inspect
 import logging
 import threading
+import warnings
 import weakref
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,10 @@ from codeground.components.stores.server_registry import owned, register
 
 logger = logging.getLogger(__name__)
 REGISTRY_FILE = "qdrant_collections.json"
+# The client's "Failed to obtain server version" (two lines with a source path, from a thread of its
+# own) is left out: a server that does not answer fails the next request with its own one-line error.
+# A real version mismatch is still warned about.
+warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
 
 # re-entrant: a store's finalizer (``_release``) may run on this thread, from a garbage collection
 # that an allocation under the lock triggers (making a client allocates a lot)

@@ -64,7 +64,13 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
     from codeground.app.pipelines import build_pipeline, resolve
     from codeground.app.query import open_index
-    from codeground.app.store_counts import disagreeing, expected_counts, record_counts
+    from codeground.app.store_counts import (
+        SERVER_DOWN_FIX,
+        StoreUnreadable,
+        disagreeing,
+        expected_counts,
+        record_counts,
+    )
 
     try:
         gen, manifest = open_index(index_dir)
@@ -76,6 +82,10 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
     try:
         pipeline = build_pipeline(resolve(data, index_dir=gen))
         counts = record_counts(pipeline)
+    except StoreUnreadable as exc:
+        if exc.server:  # a server that does not answer: a rebuild cannot help
+            return Check("index", False, str(exc), SERVER_DOWN_FIX), manifest
+        return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
     except Exception as exc:  # noqa: BLE001 - an unreadable store is a finding, not a crash
         return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
     expected = expected_counts(pipeline, counts, gen, manifest.chunk_count, manifest.store_counts)

@@ -31,6 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+SERVER_DOWN_FIX = "start that server, or set the address of one that runs"
+
 
 class StoreUnreadable(Exception):
     """The store behind ``component`` could not be counted (``__cause__`` says why); ``server`` is the
@@ -49,7 +51,7 @@ class StoreUnreadable(Exception):
     def remedy(self, rebuild: str) -> str:
         """The line with what to do: see whether the server runs, or run ``rebuild``."""
         if self.server:
-            return f"{self}; start that server, or set the address of one that runs"
+            return f"{self}; {SERVER_DOWN_FIX}"
         return f"{self}; rebuild with `{rebuild}`"
 
 

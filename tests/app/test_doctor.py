@@ -197,3 +197,15 @@ def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fak
     code, by_piece, _ = doctor("--repo", repo)
     assert code == 0 and "filled by an older codeground" in by_piece["re-vote vectors"]
     assert by_piece["re-vote vectors"].startswith("✗ re-vote vectors (optional)")
+
+
+def test_an_index_store_on_a_server_that_does_not_answer_says_start_that_server(repo, monkeypatch):
+    """Not "rebuild with `codeground index --full`", which cannot help while the server is down."""
+    from tests.conftest import closed_port
+
+    url = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("QDRANT_URL", url)
+    code, by_piece, _ = doctor("--repo", repo, "--pipeline", "query_qdrant")
+    assert code == 1
+    assert by_piece["index"].startswith(f"✗ index: the index store behind 'symbols' on the server at {url} ")
+    assert by_piece["index"].endswith("→ fix: start that server, or set the address of one that runs")

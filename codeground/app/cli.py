@@ -70,6 +70,15 @@ def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None
     return [pipeline_file(v) for v in value] if isinstance(value, list) else pipeline_file(value)
 
 
+def _index_pipeline_option(flag: str):
+    return typer.Option(
+        None,
+        flag,
+        callback=_pipeline_files,
+        help="Index pipeline: a YAML, or a shipped one's name (default: index).",
+    )
+
+
 INDEX_DIR_OPTION = typer.Option(None, "--index-dir", help=INDEX_DIR_HELP)
 REPO_OPTION = typer.Option(
     None,
@@ -111,12 +120,7 @@ def index(
     index_dir: Path | None = typer.Option(
         None, "--index-dir", help="Index directory (default: PATH/.codeground)."
     ),
-    pipeline: Path | None = typer.Option(
-        None,
-        "--pipeline",
-        callback=_pipeline_files,
-        help="Index pipeline: a YAML, or a shipped one's name (default: index).",
-    ),
+    pipeline: Path | None = _index_pipeline_option("--pipeline"),
     full: bool = typer.Option(False, "--full", help="Rebuild everything instead of only what changed."),
     fill: bool | None = typer.Option(
         None,
@@ -663,12 +667,7 @@ def bench(
     skip_index: bool = typer.Option(
         False, "--skip-index", help="Reuse the benchmark index from a previous run."
     ),
-    index_pipeline: Path | None = typer.Option(
-        None,
-        "--index-pipeline",
-        callback=_pipeline_files,
-        help="Index pipeline: a YAML or a shipped name (default: index).",
-    ),
+    index_pipeline: Path | None = _index_pipeline_option("--index-pipeline"),
     reranker: bool = typer.Option(
         False,
         "--reranker",

@@ -62,12 +62,20 @@ PIPELINE_HELP = "Query pipeline: a YAML, or a shipped one's name such as bm25 (d
 
 
 def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None:
-    """Every ``--pipeline`` takes a path or a shipped pipeline's name (``pipelines.pipeline_file``)."""
+    """Every ``--pipeline`` takes a path or a shipped pipeline's name (``pipelines.pipeline_file``); a
+    path that is not here but names a shipped YAML (``bm25.yaml`` typed in a subfolder) gets a note
+    saying which file is used, as the user may have meant one of their own elsewhere."""
     if not value:
         return value
     from codeground.app.pipelines import pipeline_file
 
-    return [pipeline_file(v) for v in value] if isinstance(value, list) else pipeline_file(value)
+    def one(given: Path) -> Path:
+        found = pipeline_file(given)
+        if found != given and (given.suffix or str(given.parent) != "."):
+            typer.echo(f"note: no {given} here; using codeground's shipped {found}", err=True)
+        return found
+
+    return [one(v) for v in value] if isinstance(value, list) else one(value)
 
 
 def _index_pipeline_option(flag: str):
@@ -114,7 +122,8 @@ def _peak_rss_mb() -> float:
 def index(
     path: Path | None = typer.Argument(
         None,
-        help="Repository checkout to index (default: the one whose index is at or above ., else .).",
+        help="Repository checkout to index (default: the one whose index --index-dir holds, or a search "
+        "here uses, else .).",
         show_default=False,
     ),
     index_dir: Path | None = typer.Option(
@@ -144,11 +153,14 @@ def index(
     from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
 
     console = Console(stderr=True)
+    implicit = path is None
     if path is None:
-        path = indexed_repository(Path(".")) if index_dir is None else Path(".")
+        path = indexed_repository(Path("."), index_dir)
     if not path.is_dir():
         _fail(f"not a directory: {path}")
     target = index_dir or default_index_dir(path)
+    if implicit:  # say which checkout, before a walk that may be long
+        typer.echo(f"indexing {path} into {Path(target).resolve()}", err=True)
     progress = Progress(
         TextColumn("[bold]indexing"),
         BarColumn(),
@@ -628,7 +640,7 @@ def chat(
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Serve the chat in the browser (Gradio) over the same query pipelines."""
-    from codeground.app.listen_address import check_listen_address, listen_url, url_host
+    from codeground.app.listen_address import check_listen_address, is_loopback, listen_url, url_host
     from codeground.app.pipelines import PIPELINES_DIR
     from codeground.app.query import check_query
 
@@ -641,7 +653,12 @@ def chat(
         from codeground.app.ui import serve
 
         typer.echo(f"codeground chat on {listen_url(host, port)}  (index: {target}; Ctrl-C to stop)")
-        serve(target, pipeline, host=url_host(host), port=port)
+        if not is_loopback(host):
+            typer.echo(
+                f"warning: the chat on {url_host(host)} answers anyone who can reach it (it has no sign-in)",
+                err=True,
+            )
+        serve(target, pipeline, host=host, port=port)
     except CodegroundError as exc:
         _fail(str(exc))
     except OSError as exc:

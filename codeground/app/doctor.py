@@ -76,9 +76,9 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         gen, manifest = open_index(index_dir)
     except CodegroundError as exc:
         detail, _, hint = str(exc).partition(": ")
-        fix = f"`codeground index {repo_hint}`" if detail.startswith("no index") else hint
+        fix = f"`{_index_command(index_dir, None, repo_hint)}`" if detail.startswith("no index") else hint
         return Check("index", False, detail, fix), None
-    rebuild = f"`codeground index {manifest.root} --full`"
+    rebuild = f"`{_index_command(index_dir, manifest, repo_hint)} --full`"
     try:
         pipeline = build_pipeline(resolve(data, index_dir=gen))
         counts = record_counts(pipeline)
@@ -301,6 +301,19 @@ def diagnose(
     ]
 
 
+def _index_command(index_dir: Path, manifest, repo_hint: str) -> str:
+    """The ``codeground index`` that updates this index: its repository's root (not the working
+    folder, where a run would make a second, nearer index) and ``--index-dir`` unless it is that
+    root's default."""
+    from codeground.app.index_dir import default_index_dir
+
+    root = Path(manifest.root) if manifest is not None else Path(repo_hint)
+    command = f"codeground index {root}"
+    if Path(index_dir).resolve() != default_index_dir(root):
+        command += f" --index-dir {index_dir}"
+    return command
+
+
 def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) -> list[Check]:
     """Whether every record's vector for the question-time re-vote is kept (``revote_fill``): a
     question is only slower without them, so the check is optional."""
@@ -308,7 +321,7 @@ def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) 
 
     if not revote_fill.revote_embedders(pipeline_path):
         return []
-    fix = f"`codeground index {repo_hint}` fills them in the background"
+    fix = f"`{_index_command(index_dir, manifest, repo_hint)}` fills them in the background"
     if manifest is None:
         return [Check("re-vote vectors", False, "no index to fill them for", fix, required=False)]
     state = revote_fill.read_state(index_dir) or {}

@@ -2,18 +2,21 @@
 
 Rule: the index for a repository lives in ``<repo>/.codeground/`` unless ``--index-dir DIR`` says
 otherwise. A query command told neither ``--index-dir`` nor ``--repo`` uses the index of the working
-folder or of the nearest folder above it that has one (``find_index_dir``), as git finds its
-repository from a subfolder: ``codeground search`` in ``<repo>/src`` had said "no index"; and
-``codeground index`` without a path updates that index's repository (``indexed_repository``). Inside
-an index folder, each build writes a fresh generation directory (``gen-…``) holding the Chroma
-store, the BM25 store and the manifest; the file ``CURRENT`` names the live generation and is
-swapped atomically (``os.replace``) only after the new generation is complete. An interrupted run
-(Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT`` pointing at the previous, intact generation;
-the half-written one is removed by the next run.
+folder or of the nearest folder above it that has one, up to the checkout's root
+(``find_index_dir``), as git finds its repository from a subfolder: ``codeground search`` in
+``<repo>/src`` had said "no index"; and ``codeground index`` without a path updates that index's
+repository (``indexed_repository``). Inside an index folder, each build writes a fresh generation
+directory (``gen-…``) holding the Chroma store, the BM25 store and the manifest; the file
+``CURRENT`` names the live generation and is swapped atomically (``os.replace``) only after the new
+generation is complete. An interrupted run (Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT``
+pointing at the previous, intact generation; the half-written one is removed by the next run.
 
-The folder holds a ``.gitignore`` of ``*`` (written by every ``codeground index`` when missing, as
-pytest, ruff and virtualenv mark their folders), so an index inside a checkout never shows in
-``git status`` nor is committed by ``git add -A``; the repository's own ``.gitignore`` is not touched.
+The folder holds a ``.gitignore`` of ``*`` but ``prompt.md`` (written by ``codeground index`` when
+missing, into a ``.codeground`` folder or one the run creates, as pytest, ruff and virtualenv mark
+their folders), so an index inside a checkout never shows in ``git status`` nor is committed by
+``git add -A``, while a ``prompt.md`` the repository ships there is; an existing folder of the user's
+given as ``--index-dir`` gets none (it would hide their files), and the repository's own
+``.gitignore`` is not touched.
 
 Readers (every ``QueryEngine``: the chat, ``serve``, ``mcp``, ``search``) hold a **lease** on the
 generation they opened: a shared ``flock`` on its ``.readers`` file, released when the engine is
@@ -35,7 +38,10 @@ from pathlib import Path
 from codeground.app.errors import CodegroundError
 
 INDEX_DIRNAME = ".codeground"
-GITIGNORE = "# created by codeground: this folder is an index, never to be committed\n*\n"
+GITIGNORE = (
+    "# created by codeground: this folder is an index, never to be committed;\n"
+    "# a prompt.md the repository ships for its questions is kept\n*\n!prompt.md\n"
+)
 CURRENT = "CURRENT"
 READERS = ".readers"
 
@@ -74,22 +80,44 @@ def default_index_dir(repo: str | Path) -> Path:
     return Path(repo).resolve() / INDEX_DIRNAME
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return os.path.isfile(path)
+    except OSError:  # a folder on the way this user cannot read: not here
+        return False
+
+
 def find_index_dir(start: str | Path = ".") -> Path:
     """``.codeground`` of ``start`` or of the nearest folder above it holding an index (a ``CURRENT``
-    file); ``start``'s own when none does, so the error names the folder the user is in."""
+    file), looking no higher than the checkout ``start`` is in (the first folder with ``.git``), so an
+    index of a home folder or of ``/tmp`` never answers for a project below it; ``start``'s own when
+    none does, so the error names the folder the user is in."""
     here = Path(start).resolve()
     for folder in (here, *here.parents):
-        if (folder / INDEX_DIRNAME / CURRENT).is_file():
+        if _is_file(folder / INDEX_DIRNAME / CURRENT):
             return folder / INDEX_DIRNAME
+        if os.path.lexists(folder / ".git"):
+            break
     return here / INDEX_DIRNAME
 
 
-def indexed_repository(start: str | Path = ".") -> Path:
-    """What ``codeground index`` without a path indexes: the folder holding the index
-    ``find_index_dir`` finds (so from ``<repo>/src`` it updates ``<repo>``'s index, the one a search
-    there uses), else ``start``."""
-    found = find_index_dir(start)
-    return found.parent if (found / CURRENT).is_file() else Path(start).resolve()
+def indexed_repository(start: str | Path = ".", index_dir: str | Path | None = None) -> Path:
+    """What ``codeground index`` without a path indexes: for ``--index-dir``, the repository its index
+    was built from (its manifest's root); else the folder holding the index ``find_index_dir`` finds
+    (from ``<repo>/src``, ``<repo>``, whose index a search there uses); else ``start``."""
+    found = Path(index_dir) if index_dir is not None else find_index_dir(start)
+    gen = IndexDir(found).current()
+    if gen is None:
+        return Path(start).resolve()
+    if index_dir is None:
+        return found.resolve().parent
+    from codeground.app.manifest import Manifest
+
+    try:
+        root = Path(Manifest.load(gen).root)
+    except Exception:  # noqa: BLE001 - an unreadable manifest: index the working folder, as without one
+        return Path(start).resolve()
+    return root if root.is_dir() else Path(start).resolve()
 
 
 class IndexDir:
@@ -171,9 +199,10 @@ class IndexDir:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the directory's write lock; a second concurrent ``index`` fails with one line."""
+        made = not self.path.exists()
         self.path.mkdir(parents=True, exist_ok=True)
         ignore = self.path / ".gitignore"
-        if not ignore.exists():
+        if (made or self.path.name == INDEX_DIRNAME) and not ignore.exists():
             ignore.write_text(GITIGNORE, encoding="utf-8")
         with open(self.path / ".lock", "w") as fh:
             try:

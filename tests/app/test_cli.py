@@ -416,4 +416,33 @@ def test_index_without_a_path_updates_the_index_a_search_there_uses(tmp_path):
     assert again.returncode == 0, again.stderr
     assert not (repo / "pkg" / ".codeground").exists()
     assert IndexDir(default_index_dir(repo)).current() != before  # a new generation of the repo's index
+    assert again.stderr.startswith(f"indexing {repo.resolve()} into {default_index_dir(repo)}\n")
     assert "1 new or changed" in again.stderr
+    # with --index-dir and no path: the repository that index was built from, from any folder
+    (repo / "pkg" / "added.py").write_text("def added_helper():\n    return 2\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    by_dir = subprocess.run(
+        [*index, "--index-dir", str(default_index_dir(repo))], capture_output=True, text=True, cwd=elsewhere
+    )
+    assert by_dir.returncode == 0, by_dir.stderr
+    assert (
+        by_dir.stderr.startswith(f"indexing {repo.resolve()} into ") and "1 new or changed" in by_dir.stderr
+    )
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_nearest_index_is_looked_for_no_higher_than_the_checkouts_root(tmp_path):
+    """An index above a git checkout (a home folder's, ``/tmp``'s) never answers for it."""
+    from codeground.app.index_dir import INDEX_DIRNAME, find_index_dir
+
+    (tmp_path / INDEX_DIRNAME).mkdir()
+    (tmp_path / INDEX_DIRNAME / "CURRENT").write_text("gen-1\n")
+    (tmp_path / INDEX_DIRNAME / "gen-1").mkdir()
+    plain = tmp_path / "notes" / "deep"
+    plain.mkdir(parents=True)
+    checkout = tmp_path / "project"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / "src").mkdir()
+    assert find_index_dir(plain) == tmp_path / INDEX_DIRNAME
+    assert find_index_dir(checkout / "src") == checkout / "src" / INDEX_DIRNAME

@@ -185,6 +185,14 @@ def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fak
     assert code == 0  # a question is only slower without them
     assert by_piece["re-vote vectors"].startswith("✗ re-vote vectors (optional): not filled")
     assert f"codeground index {repo}" in by_piece["re-vote vectors"]
+    # from a subfolder, the index above is checked and the fix names its root: `codeground index .`
+    # there would make a second, nearer index
+    monkeypatch.chdir(repo / "pkg")
+    code, by_piece, _ = doctor()
+    assert code == 0 and by_piece["index"].startswith(f"✓ index: {repo / '.codeground'} ")
+    assert by_piece["re-vote vectors"].endswith(
+        f"→ fix: `codeground index {repo}` fills them in the background"
+    )
     state = revote_fill.fill(repo / ".codeground", batch=64)
     assert state["state"] == "done"
     _, by_piece, _ = doctor("--repo", repo)

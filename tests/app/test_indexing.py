@@ -457,7 +457,27 @@ def test_an_index_inside_a_git_checkout_never_shows_in_git_status(tmp_path):
     subprocess.run([*git, "add", "-A"], check=True)
     staged = subprocess.run([*git, "diff", "--cached", "--name-only"], capture_output=True, text=True)
     assert staged.stdout == "app.py\n"
+    (default_index_dir(repo) / "prompt.md").write_text("Answer briefly.\n")  # a repository's own prompt
+    status = subprocess.run(
+        [*git, "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True
+    )
+    assert status.stdout == "A  app.py\n?? .codeground/prompt.md\n"
     own = default_index_dir(repo) / ".gitignore"
     own.write_text("# mine\n*\n")
     index(repo, default_index_dir(repo))
     assert own.read_text() == "# mine\n*\n"
+
+
+def test_an_existing_folder_given_as_the_index_folder_gets_no_gitignore(tmp_path):
+    """``--index-dir docs/out`` (a folder of the user's, not named .codeground) is not hidden from git;
+    a folder the run creates is."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def answer():\n    return 42\n")
+    theirs = tmp_path / "out"
+    theirs.mkdir()
+    (theirs / "report.txt").write_text("mine\n")
+    index(repo, theirs)
+    assert not (theirs / ".gitignore").exists()
+    index(repo, tmp_path / "made")
+    assert (tmp_path / "made" / ".gitignore").read_text().endswith("*\n!prompt.md\n")

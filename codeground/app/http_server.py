@@ -176,7 +176,13 @@ def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int
 
     import uvicorn
 
-    from codeground.app.listen_address import bind_name, check_listen_address, is_loopback, listen_url
+    from codeground.app.listen_address import (
+        bind_name,
+        check_listen_address,
+        is_loopback,
+        listen_url,
+        url_host,
+    )
     from codeground.app.query import check_query
 
     check_query(index_dir, pipeline)
@@ -185,7 +191,7 @@ def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int
     app = build_app(index_dir, pipeline, token=token)
     if not is_loopback(host) and not token:
         print(
-            f"warning: serving on {host} without {TOKEN_ENV}: anyone who can reach it can query",
+            f"warning: serving on {url_host(host)} without {TOKEN_ENV}: anyone who can reach it can query",
             file=sys.stderr,
         )
     base = listen_url(host, port)

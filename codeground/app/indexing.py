@@ -39,6 +39,7 @@ from codeground.app.pipelines import (
 )
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import (
+    SERVER_DOWN_FIX,
     StoreUnreadable,
     disagreeing,
     expected_counts,
@@ -124,7 +125,7 @@ class _Stores:
         try:
             record_counts(pipeline, on_servers)
         except StoreUnreadable as exc:
-            raise CodegroundError(f"{exc.remedy('')}; nothing in the index was changed") from exc
+            raise CodegroundError(_server_down(exc)) from exc
 
     @property
     def all(self) -> list[Any]:
@@ -158,6 +159,10 @@ def _reuse(
         names = stages.roles.all_writers
         counts = record_counts(pipeline, names)
         expected = expected_counts(pipeline, names, gen, prev.chunk_count, prev.store_counts)
+    except StoreUnreadable as exc:
+        if exc.server:  # a server that does not answer: a rebuild could not write there either
+            raise CodegroundError(_server_down(exc)) from exc
+        return None, f"previous index unreadable ({' '.join(str(exc).split())[:160]})", {}
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
         why = " ".join(str(exc).split())[:160] or type(exc).__name__
         return None, f"previous index unreadable ({why})", {}
@@ -223,7 +228,11 @@ def run_index(
         gen, pipeline, held = None, None, {}
         if not rebuild and (todo or deleted):
             gen = location.new_generation(copy_from=current)
-            pipeline, reason, held = _reuse(data, gen, prev, current)
+            try:
+                pipeline, reason, held = _reuse(data, gen, prev, current)
+            except CodegroundError:
+                location.discard(gen)
+                raise
             if reason:  # the previous generation cannot be updated: rebuild it from the repository
                 location.discard(gen)
                 gen, rebuild, old_files, todo, deleted = None, True, {}, list(files), []
@@ -250,6 +259,8 @@ def run_index(
             stages = IndexStages(resolve(data, index_dir=gen))
             if pipeline is None:
                 pipeline = stages.write_pipeline()
+            stores = _Stores(pipeline, stages.roles, held)
+            stores.check_servers(pipeline)  # before the models load: a server that is down is said at once
             try:
                 pipeline.warm_up()
                 probe = probe_document_embedder(_embedder(pipeline, stages.roles))
@@ -264,8 +275,6 @@ def run_index(
                     f"the index was embedded with the {was} export and this machine now embeds with "
                     f"{export['precision']}: rebuild it with `codeground index {repo} --full`"
                 )
-            stores = _Stores(pipeline, stages.roles, held)
-            stores.check_servers(pipeline)
             dim: int | None = None
             if on_ready:
                 on_ready()
@@ -403,6 +412,10 @@ def _with_unparsed(
     for why in merged.values():
         counts[why] = counts.get(why, 0) + 1
     return {**report, "unparsed": dict(sorted(merged.items())), "unparsed_counts": counts}
+
+
+def _server_down(exc: StoreUnreadable) -> str:
+    return f"{exc}; {SERVER_DOWN_FIX}; nothing in the index was changed"
 
 
 def _failure(what: str, exc: BaseException) -> str:

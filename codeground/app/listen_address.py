@@ -12,9 +12,10 @@ Both servers bind the same address for a ``--host``, written with or without a U
 (``[::1]`` or ``::1``): ``bind_name`` is the bare address, which uvicorn (``codeground serve``) binds,
 and had failed on the brackets with "Name or service not known" after loading everything;
 ``url_host`` is it as a URL writes it, which Gradio (``codeground chat``) takes, and had ended in a
-traceback on a bare ``::1``. An empty host is every IPv4 interface, ``0.0.0.0`` (Gradio reads an
-empty name as its default, 127.0.0.1). ``listen_url`` is the address a server announces;
-``is_loopback`` says whether only this machine can reach it.
+traceback on a bare ``::1``. An empty host is refused (uvicorn read it as every interface, Gradio as
+127.0.0.1: an unset ``$HOST`` in a script must not open a server to the network); ``0.0.0.0`` says
+every interface. ``listen_url`` is the address a server announces; ``is_loopback`` says whether
+only this machine can reach it (both servers warn otherwise).
 
 ```python
 from codeground.app.errors import CodegroundError
@@ -48,9 +49,7 @@ from codeground.app.errors import CodegroundError
 def bind_name(host: str) -> str:
     """The name a server binds for ``--host`` (module rule)."""
     host = host.strip()
-    if host.startswith("[") and host.endswith("]"):
-        return host[1:-1]
-    return host or "0.0.0.0"
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
 
 
 def url_host(host: str) -> str:
@@ -80,6 +79,8 @@ def check_listen_address(host: str, port: int) -> None:
     port = int(port)
     if not 1 <= port <= 65535:
         raise CodegroundError(f"--port must be between 1 and 65535, got {port}")
+    if not bind_name(host):
+        raise CodegroundError("--host is empty: give an address (127.0.0.1, or 0.0.0.0 for every interface)")
     name = bind_name(host)
     shown = f"{url_host(host)}:{port}"
     try:

@@ -87,8 +87,8 @@ def check_question(question: str) -> None:
         code = ord(question[exc.start])
         what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
         raise CodegroundError(
-            f"the question is not UTF-8 text ({what} at character {exc.start + 1}): "
-            "check the terminal's encoding, or ask in UTF-8"
+            f"the question is not UTF-8 text ({what} at character {exc.start + 1}): ask in UTF-8 "
+            "(a terminal set to another encoding sends other bytes)"
         ) from None
     if len(question) > MAX_QUESTION_CHARS:
         raise CodegroundError(

@@ -26,6 +26,7 @@ from typing import Any
 from codeground.app.engine_pool import EnginePool, stream_answer
 from codeground.app.errors import CodegroundError
 from codeground.app.gradio_start import import_gradio
+from codeground.app.listen_address import url_host
 from codeground.app.ui_format import escape_text, format_error, format_partial, format_turn
 
 # without analytics and without gradio rewriting its own type stubs at every start
@@ -249,7 +250,7 @@ def serve(
     demo = build_app(index_dir, pipeline, listed, pool=pool)
     demo.queue(default_concurrency_limit=DEFAULT_CONCURRENCY)
     demo.launch(
-        server_name=host,
+        server_name=url_host(host),  # Gradio takes an IPv6 address as a URL writes it
         server_port=port,
         inbrowser=open_browser,
         prevent_thread_lock=True,  # warm the pipeline below while the page is served

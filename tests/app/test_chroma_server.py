@@ -118,3 +118,31 @@ def test_a_chroma_server_that_is_down_is_one_line(tmp_path, monkeypatch):
         run_index(repo, tmp_path / "idx", PIPELINES_DIR / "index_chroma_server.yaml")
     assert "\n" not in str(info.value) and "Chroma server" in str(info.value)
     assert IndexDir(tmp_path / "idx").current() is None
+
+
+def test_an_incremental_run_while_the_server_is_down_says_so_and_keeps_the_index(
+    chroma_server, tmp_path, monkeypatch
+):
+    """Not "previous index unreadable", then a full rebuild announced for every file and failing at
+    the end: the server that does not answer is named before anything is chunked, the live
+    generation stays, and no half-made one is left."""
+    from codeground.app.errors import CodegroundError
+
+    repo, idx = tmp_path / "repo", tmp_path / "idx"
+    shutil.copytree(FIXTURES / "languages", repo)
+    run_index(repo, idx, PIPELINES_DIR / "index_chroma_server.yaml")
+    live = IndexDir(idx).current()
+    with (repo / "server.go").open("a") as fh:
+        fh.write("\n// Stop stops the server.\nfunc (s *Server) Stop() error {\n\treturn nil\n}\n")
+    down = f"http://127.0.0.1:{closed_port()}"
+    monkeypatch.setenv("CODEGROUND_CHROMA_URL", down)
+    walked = []
+    with pytest.raises(CodegroundError) as info:
+        run_index(
+            repo, idx, PIPELINES_DIR / "index_chroma_server.yaml", on_walk=lambda r, n: walked.append(n)
+        )
+    said = str(info.value)
+    assert f"on the server at {down} cannot be read" in said and "start that server" in said, said
+    assert walked == []  # refused before the run announced what it would index
+    assert IndexDir(idx).current() == live
+    assert sorted(p.name for p in idx.glob("gen-*")) == [live.name]

@@ -18,7 +18,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "0.0.0.0", ""])
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "0.0.0.0"])
 def test_an_address_a_server_can_listen_on_passes(host):
     check_listen_address(host, _free_port())
 
@@ -49,7 +49,6 @@ def test_an_ipv6_host_in_brackets_is_the_address_inside_them():
         ("[::1]", "::1", "[::1]", True),
         ("::1", "::1", "[::1]", True),
         ("::", "::", "[::]", False),
-        ("", "0.0.0.0", "0.0.0.0", False),
         ("0.0.0.0", "0.0.0.0", "0.0.0.0", False),
         ("192.0.2.1", "192.0.2.1", "192.0.2.1", False),
         ("example.lan", "example.lan", "example.lan", False),
@@ -62,3 +61,11 @@ def test_both_servers_bind_one_address_for_a_host_and_a_url_brackets_ipv6(host, 
     assert url_host(host) == in_a_url
     assert listen_url(host, 80) == f"http://{in_a_url}:80"
     assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize("host", ["", "  ", "[]"])
+def test_an_empty_host_is_refused_not_read_as_every_interface(host):
+    """uvicorn read an empty host as every interface and Gradio as 127.0.0.1: an unset ``$HOST`` in a
+    script must not open a server to the network."""
+    with pytest.raises(CodegroundError, match=r"^--host is empty: give an address"):
+        check_listen_address(host, _free_port())

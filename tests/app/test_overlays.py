@@ -196,3 +196,25 @@ def test_every_pipeline_option_takes_a_shipped_name_from_any_folder(tmp_path, mo
     assert pipeline_file("pipelines/bm25.yaml") == Path("pipelines/bm25.yaml")
     for missing in ("nope", "elsewhere/bm25.yaml", str(tmp_path / "bm25.yaml")):
         assert pipeline_file(missing) == Path(missing), missing
+
+
+def test_every_pipeline_option_of_every_command_resolves_shipped_names():
+    """Each ``--pipeline`` / ``--index-pipeline`` the CLI declares goes through the one resolution
+    (``cli._pipeline_files``): a command added without it would take ``bm25`` as a missing file."""
+    import typer
+
+    def options(command, path: str):
+        if hasattr(command, "commands"):  # a group (Typer's own click)
+            for name, sub in command.commands.items():
+                yield from options(sub, f"{path} {name}")
+        for param in command.params:
+            if {"--pipeline", "--index-pipeline"} & set(param.opts):
+                yield f"{path} {param.opts[0]}", param
+
+    found = dict(options(typer.main.get_command(cli), "codeground"))
+    assert len(found) >= 14
+    assert [where for where, param in found.items() if param.callback is None] == []
+    shipped = PIPELINES_DIR / "bm25.yaml"
+    for where, param in found.items():  # each the same resolution (Typer calls it with ctx, param, value)
+        value = [Path("bm25")] if param.multiple else Path("bm25")
+        assert param.callback(None, param, value) == ([shipped] if param.multiple else shipped), where

@@ -248,7 +248,11 @@ def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sam
     result = cg("chat", "--index-dir", idx)
     assert result.exit_code == 0, result.output
     assert calls and calls[0]["host"] == "127.0.0.1"
-    assert "http://127.0.0.1:7860" in result.stdout
+    assert "http://127.0.0.1:7860" in result.stdout and "warning" not in result.output
+    # elsewhere it warns: the chat has no sign-in
+    result = cg("chat", "--index-dir", idx, "--host", "0.0.0.0")
+    assert result.exit_code == 0 and calls[-1]["host"] == "0.0.0.0", result.output
+    assert "warning: the chat on 0.0.0.0 answers anyone who can reach it (it has no sign-in)" in result.output
     monkeypatch.undo()
 
     # and a real server started with the defaults listens on the loopback address only

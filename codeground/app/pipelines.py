@@ -80,6 +80,18 @@ def _minilm_path() -> str | None:
 OFFLINE_MODELS = {"sentence-transformers/all-MiniLM-L6-v2": _minilm_path}
 
 
+def _base_file(folder: Path, name: str) -> Path:
+    """An overlay's ``extends``: the file of that name next to the overlay, else the shipped pipeline
+    of that name (``query``, ``query.yaml``), so a user's own overlay anywhere can extend one."""
+    named = name if Path(name).suffix in (".yaml", ".yml") else f"{name}.yaml"
+    beside = folder / name
+    for candidate in (beside, folder / named):
+        if candidate.is_file() or Path(name).is_absolute():
+            return candidate
+    shipped = PIPELINES_DIR / named
+    return shipped if Path(name).name == name and shipped.is_file() else beside
+
+
 def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Parse a pipeline YAML into a full pipeline dict (an overlay is resolved against its base, see
     ``codeground.app.overlay``); bad files raise ``CodegroundError`` with one line."""
@@ -99,7 +111,7 @@ def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dic
         seen = (*_seen, path.resolve())
         try:
             data = resolve_overlay(
-                data, load_base=lambda name: read_pipeline_dict(path.parent / name, _seen=seen)
+                data, load_base=lambda name: read_pipeline_dict(_base_file(path.parent, name), _seen=seen)
             )
         except OverlayError as exc:
             raise CodegroundError(f"{path}: {exc}") from exc

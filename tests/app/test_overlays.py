@@ -218,3 +218,23 @@ def test_every_pipeline_option_of_every_command_resolves_shipped_names():
     for where, param in found.items():  # each the same resolution (Typer calls it with ctx, param, value)
         value = [Path("bm25")] if param.multiple else Path("bm25")
         assert param.callback(None, param, value) == ([shipped] if param.multiple else shipped), where
+
+
+def test_a_users_own_overlay_anywhere_extends_a_shipped_pipeline_by_name(tmp_path):
+    """``extends: hybrid_norerank`` in a YAML of the user's own folder is the shipped base (it had
+    been looked for only next to the overlay); a file of that name next to it still wins."""
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("extends: hybrid_norerank\nset:\n  components.fusion.init_parameters.k: 20\n")
+    data = read_pipeline_dict(mine)
+    expected = read_pipeline_dict(PIPELINES_DIR / "hybrid_norerank.yaml")
+    expected["components"]["fusion"]["init_parameters"]["k"] = 20
+    assert data == expected
+    (tmp_path / "hybrid_norerank.yaml").write_text("extends: bm25.yaml\n")
+    mine.write_text("extends: hybrid_norerank\n")
+    assert (
+        read_pipeline_dict(mine)["components"].keys()
+        == read_pipeline_dict(PIPELINES_DIR / "bm25.yaml")["components"].keys()
+    )
+    mine.write_text("extends: nowhere.yaml\n")
+    with pytest.raises(CodegroundError, match=r"pipeline file not found: .*nowhere.yaml"):
+        read_pipeline_dict(mine)

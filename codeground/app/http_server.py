@@ -163,6 +163,9 @@ def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
             "HAYHOOKS_CORS_ALLOW_ORIGINS": "[]",  # no web page elsewhere may call this server from a browser
         }
     )
+    # Hayhooks' start-up lines ("INFO | Loaded pipeline 'ask' from …") stand above our own announcement;
+    # its warnings and errors still show, and a level the user set is kept
+    os.environ.setdefault("HAYHOOKS_LOG_LEVEL", "WARNING")
     from hayhooks import create_app
 
     return Gate(create_app(), token)

@@ -180,3 +180,4 @@ def test_a_server_asked_for_an_ipv6_address_listens_there_and_announces_it(index
     said = out + err
     assert f"on {url}" in said, said
     assert "warning: serving" not in said and "Traceback" not in said, said
+    assert "| INFO" not in said, said  # Hayhooks' start-up lines left out

@@ -63,15 +63,16 @@ PIPELINE_HELP = "Query pipeline: a YAML, or a shipped one's name such as bm25 (d
 
 def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None:
     """Every ``--pipeline`` takes a path or a shipped pipeline's name (``pipelines.pipeline_file``); a
-    path that is not here but names a shipped YAML (``bm25.yaml`` typed in a subfolder) gets a note
-    saying which file is used, as the user may have meant one of their own elsewhere."""
+    file name that is not here but names a shipped YAML (``bm25.yaml`` typed in a subfolder) gets a
+    note saying which file is used, as the user may have meant one of their own elsewhere (a bare
+    name, ``bm25``, or the README's ``pipelines/bm25.yaml`` gets none)."""
     if not value:
         return value
-    from codeground.app.pipelines import pipeline_file
+    from codeground.app.pipelines import PIPELINES_DIR, pipeline_file
 
     def one(given: Path) -> Path:
         found = pipeline_file(given)
-        if found != given and (given.suffix or str(given.parent) != "."):
+        if found.parent == PIPELINES_DIR and given.suffix and str(given.parent) == ".":
             typer.echo(f"note: no {given} here; using codeground's shipped {found}", err=True)
         return found
 

@@ -78,7 +78,7 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         detail, _, hint = str(exc).partition(": ")
         fix = f"`{_index_command(index_dir, None, repo_hint)}`" if detail.startswith("no index") else hint
         return Check("index", False, detail, fix), None
-    rebuild = f"`{_index_command(index_dir, manifest, repo_hint)} --full`"
+    rebuild = f"`{_index_command(index_dir, manifest, repo_hint, '--full')}`"
     try:
         pipeline = build_pipeline(resolve(data, index_dir=gen))
         counts = record_counts(pipeline)
@@ -99,7 +99,8 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
     changed = _changed_files(manifest)
     if changed:
         detail += (
-            f"; {changed} since indexing (answers miss them until you run `codeground index {manifest.root}`)"
+            f"; {changed} since indexing (answers miss them until you run "
+            f"`{_index_command(index_dir, manifest, repo_hint)}`)"
         )
     return Check("index", True, detail), manifest
 
@@ -139,7 +140,7 @@ def _prompt_check(manifest, system_prompt: Path | None) -> Check:
     )
 
 
-def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str) -> Check:
+def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str, index_dir: Path) -> Check:
     from codeground.app.manifest import embedder_identity, embedder_spec
     from codeground.app.pipelines import resolve
 
@@ -149,7 +150,7 @@ def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str) -> Check
     if manifest is not None and not manifest.embedded_by(wanted):
         from codeground.app.query import embedder_mismatch
 
-        message = embedder_mismatch(manifest, wanted, Path(pipeline_name))
+        message = embedder_mismatch(manifest, wanted, Path(pipeline_name), index_dir)
         detail, _, fix = message.partition("; ")
         return Check("embedder", False, detail, fix)
     if wanted.kind == "OllamaEmbedder":
@@ -294,24 +295,22 @@ def diagnose(
     return [
         index_check,
         _prompt_check(manifest, Path(system_prompt) if system_prompt else None),
-        _embedder_check(data, manifest, pipeline_path.name),
+        _embedder_check(data, manifest, pipeline_path.name, Path(index_dir)),
         *_fill_check(Path(index_dir), pipeline_path, manifest, str(repo or ".")),
         _reranker_check(data),
         *_llm_checks(data, pipeline_path),
     ]
 
 
-def _index_command(index_dir: Path, manifest, repo_hint: str) -> str:
-    """The ``codeground index`` that updates this index: its repository's root (not the working
-    folder, where a run would make a second, nearer index) and ``--index-dir`` unless it is that
-    root's default."""
-    from codeground.app.index_dir import default_index_dir
+def _index_command(index_dir: Path, manifest, repo_hint: str, *extra: str) -> str:
+    """``index_command`` for this index: the manifest's root; without one, a ``.codeground`` folder's
+    parent, else the repository the user named (``--repo``, default the working folder)."""
+    from codeground.app.index_dir import INDEX_DIRNAME, index_command
 
-    root = Path(manifest.root) if manifest is not None else Path(repo_hint)
-    command = f"codeground index {root}"
-    if Path(index_dir).resolve() != default_index_dir(root):
-        command += f" --index-dir {index_dir}"
-    return command
+    root = manifest.root if manifest is not None else None
+    if root is None and Path(index_dir).resolve().name != INDEX_DIRNAME:
+        root = str(Path(repo_hint).resolve())
+    return index_command(index_dir, root, *extra)
 
 
 def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) -> list[Check]:

@@ -164,8 +164,9 @@ def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
         }
     )
     # Hayhooks' start-up lines ("INFO | Loaded pipeline 'ask' from …") stand above our own announcement;
-    # its warnings and errors still show, and a level the user set is kept
-    os.environ.setdefault("HAYHOOKS_LOG_LEVEL", "WARNING")
+    # its warnings and errors still show, and a level the user set (HAYHOOKS_LOG_LEVEL or LOG) is kept
+    if not (os.environ.get("HAYHOOKS_LOG_LEVEL") or os.environ.get("LOG")):
+        os.environ["HAYHOOKS_LOG_LEVEL"] = "WARNING"
     from hayhooks import create_app
 
     return Gate(create_app(), token)

@@ -12,11 +12,11 @@ generation is complete. An interrupted run (Ctrl-C, SIGKILL, a crash) therefore 
 pointing at the previous, intact generation; the half-written one is removed by the next run.
 
 The folder holds a ``.gitignore`` of ``*`` but ``prompt.md`` (written by ``codeground index`` when
-missing, into a ``.codeground`` folder or one the run creates, as pytest, ruff and virtualenv mark
-their folders), so an index inside a checkout never shows in ``git status`` nor is committed by
-``git add -A``, while a ``prompt.md`` the repository ships there is; an existing folder of the user's
-given as ``--index-dir`` gets none (it would hide their files), and the repository's own
-``.gitignore`` is not touched.
+missing, into a ``.codeground`` folder or one the run creates or finds empty, as pytest, ruff and
+virtualenv mark their folders), so an index inside a checkout never shows in ``git status`` nor is
+committed by ``git add -A``, while a ``prompt.md`` the repository ships there is; an existing folder
+of the user's given as ``--index-dir`` gets none (it would hide their files), and the repository's
+own ``.gitignore`` is not touched.
 
 Readers (every ``QueryEngine``: the chat, ``serve``, ``mcp``, ``search``) hold a **lease** on the
 generation they opened: a shared ``flock`` on its ``.readers`` file, released when the engine is
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import shutil
 import time
 from collections.abc import Iterator
@@ -80,13 +81,6 @@ def default_index_dir(repo: str | Path) -> Path:
     return Path(repo).resolve() / INDEX_DIRNAME
 
 
-def _is_file(path: Path) -> bool:
-    try:
-        return os.path.isfile(path)
-    except OSError:  # a folder on the way this user cannot read: not here
-        return False
-
-
 def find_index_dir(start: str | Path = ".") -> Path:
     """``.codeground`` of ``start`` or of the nearest folder above it holding an index (a ``CURRENT``
     file), looking no higher than the checkout ``start`` is in (the first folder with ``.git``), so an
@@ -94,30 +88,66 @@ def find_index_dir(start: str | Path = ".") -> Path:
     none does, so the error names the folder the user is in."""
     here = Path(start).resolve()
     for folder in (here, *here.parents):
-        if _is_file(folder / INDEX_DIRNAME / CURRENT):
+        if os.path.isfile(folder / INDEX_DIRNAME / CURRENT):  # False, not an error, where unreadable
             return folder / INDEX_DIRNAME
-        if os.path.lexists(folder / ".git"):
+        if _checkout_root(folder):
             break
     return here / INDEX_DIRNAME
+
+
+def _checkout_root(folder: Path) -> bool:
+    """Whether ``folder`` is the top of a checkout: a ``.git`` folder, or a ``.git`` file of a linked
+    worktree. A submodule's ``.git`` file (``gitdir: …/modules/…``) is not: the superproject's index
+    holds its files, so the search goes on above it."""
+    git = folder / ".git"
+    if os.path.isdir(git):
+        return True
+    try:
+        link = git.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # none, or unreadable
+        return False
+    return "/modules/" not in link.replace("\\", "/")
+
+
+def index_command(index_dir: str | Path, root: str | Path | None, *extra: str) -> str:
+    """The ``codeground index`` that updates the index in ``index_dir``, to be run from anywhere: its
+    repository ``root`` (the manifest's; a ``.codeground`` folder's parent when unknown; ``PATH`` when
+    neither), with ``--index-dir`` unless the index is that root's default (a bare ``codeground
+    index .`` in a subfolder would make a second, nearer index). Every message saying how to build
+    or rebuild an index uses it."""
+    folder = Path(index_dir).resolve()
+    if root is None and folder.name == INDEX_DIRNAME:
+        root = folder.parent
+    command = ["codeground", "index", shlex.quote(str(root)) if root is not None else "PATH", *extra]
+    if root is None or folder != default_index_dir(root):
+        command += ["--index-dir", shlex.quote(str(folder))]
+    return " ".join(command)
 
 
 def indexed_repository(start: str | Path = ".", index_dir: str | Path | None = None) -> Path:
     """What ``codeground index`` without a path indexes: for ``--index-dir``, the repository its index
     was built from (its manifest's root); else the folder holding the index ``find_index_dir`` finds
     (from ``<repo>/src``, ``<repo>``, whose index a search there uses); else ``start``."""
-    found = Path(index_dir) if index_dir is not None else find_index_dir(start)
-    gen = IndexDir(found).current()
+    if index_dir is None:
+        found = find_index_dir(start)
+        # a CURRENT naming a lost generation still marks the repository's index, to be repaired there
+        return found.parent if os.path.isfile(found / CURRENT) else Path(start).resolve()
+    try:
+        gen = IndexDir(index_dir).current()
+    except OSError:  # unreadable: the run's own check of the folder says so in one line
+        gen = None
     if gen is None:
         return Path(start).resolve()
-    if index_dir is None:
-        return found.resolve().parent
     from codeground.app.manifest import Manifest
 
-    try:
-        root = Path(Manifest.load(gen).root)
-    except Exception:  # noqa: BLE001 - an unreadable manifest: index the working folder, as without one
-        return Path(start).resolve()
-    return root if root.is_dir() else Path(start).resolve()
+    manifest = Manifest.load(gen)
+    root = Path(manifest.root) if manifest is not None else None
+    if root is None or not root.is_dir():
+        built = f"was built from {root}, which is not a folder now" if root else "does not say its repository"
+        raise CodegroundError(
+            f"the index in {index_dir} {built}: give the repository to index (codeground index PATH)"
+        )
+    return root
 
 
 class IndexDir:
@@ -199,7 +229,7 @@ class IndexDir:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Hold the directory's write lock; a second concurrent ``index`` fails with one line."""
-        made = not self.path.exists()
+        made = not self.path.exists() or (self.path.is_dir() and not any(self.path.iterdir()))
         self.path.mkdir(parents=True, exist_ok=True)
         ignore = self.path / ".gitignore"
         if (made or self.path.name == INDEX_DIRNAME) and not ignore.exists():

@@ -26,7 +26,7 @@ from typing import Any
 
 from codeground.app.embedder_probe import check_document_probe, probe_document_embedder
 from codeground.app.errors import CodegroundError
-from codeground.app.index_dir import IndexDir
+from codeground.app.index_dir import IndexDir, index_command
 from codeground.app.index_stages import ChunkStageError, IndexStages
 from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
 from codeground.app.output_paths import check_output_folder
@@ -39,7 +39,6 @@ from codeground.app.pipelines import (
 )
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import (
-    SERVER_DOWN_FIX,
     StoreUnreadable,
     disagreeing,
     expected_counts,
@@ -267,13 +266,15 @@ def run_index(
             except Exception as exc:  # noqa: BLE001 - a model that cannot load is a user-facing problem
                 raise CodegroundError(_failure("cannot load the index pipeline", exc)) from exc
             if not rebuild and prev.embedder_probe:  # new vectors must be comparable with the kept ones
-                check_document_probe(prev.embedder_probe, probe, rebuild=f"codeground index {repo} --full")
+                check_document_probe(
+                    prev.embedder_probe, probe, rebuild=index_command(location.path, repo, "--full")
+                )
             export = getattr(_embedder(pipeline, stages.roles), "export", None)
             was = (prev.embedder_export or {}).get("precision") if prev and not rebuild else None
             if was and export and export["precision"] != was:  # e.g. after `codeground embedder choose`
                 raise CodegroundError(
                     f"the index was embedded with the {was} export and this machine now embeds with "
-                    f"{export['precision']}: rebuild it with `codeground index {repo} --full`"
+                    f"{export['precision']}: rebuild it with `{index_command(location.path, repo, '--full')}`"
                 )
             dim: int | None = None
             if on_ready:
@@ -415,7 +416,7 @@ def _with_unparsed(
 
 
 def _server_down(exc: StoreUnreadable) -> str:
-    return f"{exc}; {SERVER_DOWN_FIX}; nothing in the index was changed"
+    return f"{exc.remedy('')} (nothing in the index was changed)"
 
 
 def _failure(what: str, exc: BaseException) -> str:

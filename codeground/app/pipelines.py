@@ -58,15 +58,38 @@ def shipped_names() -> list[str]:
 
 
 def pipeline_file(value: str | Path) -> Path:
-    """The YAML a ``--pipeline`` names: the file at that path when there is one, else the shipped
-    pipeline of that name, from any folder (``bm25``, ``bm25.yaml``, or ``pipelines/bm25.yaml`` as the
-    README writes it from codeground's own checkout); otherwise the path as given, which
-    ``read_pipeline_dict`` refuses in one line listing the shipped names."""
-    path = Path(value)
-    if path.is_file() or path.is_absolute() or str(path.parent) not in (".", "pipelines"):
-        return path
-    shipped = PIPELINES_DIR / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
-    return shipped if shipped.is_file() else path
+    """The YAML a ``--pipeline`` names, from the working folder (``named_pipeline``)."""
+    return named_pipeline(value, Path("."))
+
+
+def named_pipeline(name: str | Path, folder: Path, *, naming: Path | None = None) -> Path:
+    """The one rule for naming a pipeline, a ``--pipeline`` from the working folder and an overlay's
+    ``extends`` from the overlay's folder: the file ``folder / name`` (or ``name.yaml`` for a name
+    without a suffix); else, for a bare name or one under ``pipelines/`` (as the README writes them
+    from codeground's checkout), the shipped pipeline of that name; else ``folder / name`` as given,
+    which ``read_pipeline_dict`` refuses in one line listing the shipped names. ``naming``: the
+    overlay itself, never its own base (a user's ``query.yaml`` with ``extends: query`` means the
+    shipped one)."""
+    given = Path(name)
+    named = (
+        given
+        if given.suffix in (".yaml", ".yml") or not given.name
+        else given.with_name(f"{given.name}.yaml")
+    )
+
+    def usable(candidate: Path) -> bool:
+        return candidate.is_file() and (naming is None or candidate.resolve() != naming.resolve())
+
+    for candidate in (folder / given, folder / named):
+        if usable(candidate):
+            return candidate
+    if (
+        not given.is_absolute()
+        and str(given.parent) in (".", "pipelines")
+        and usable(PIPELINES_DIR / named.name)
+    ):
+        return PIPELINES_DIR / named.name
+    return folder / given
 
 
 def _minilm_path() -> str | None:
@@ -78,18 +101,6 @@ def _minilm_path() -> str | None:
 
 
 OFFLINE_MODELS = {"sentence-transformers/all-MiniLM-L6-v2": _minilm_path}
-
-
-def _base_file(folder: Path, name: str) -> Path:
-    """An overlay's ``extends``: the file of that name next to the overlay, else the shipped pipeline
-    of that name (``query``, ``query.yaml``), so a user's own overlay anywhere can extend one."""
-    named = name if Path(name).suffix in (".yaml", ".yml") else f"{name}.yaml"
-    beside = folder / name
-    for candidate in (beside, folder / named):
-        if candidate.is_file() or Path(name).is_absolute():
-            return candidate
-    shipped = PIPELINES_DIR / named
-    return shipped if Path(name).name == name and shipped.is_file() else beside
 
 
 def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -111,7 +122,10 @@ def read_pipeline_dict(path: str | Path, *, _seen: tuple[Path, ...] = ()) -> dic
         seen = (*_seen, path.resolve())
         try:
             data = resolve_overlay(
-                data, load_base=lambda name: read_pipeline_dict(_base_file(path.parent, name), _seen=seen)
+                data,
+                load_base=lambda name: read_pipeline_dict(
+                    named_pipeline(name, path.parent, naming=path), _seen=seen
+                ),
             )
         except OverlayError as exc:
             raise CodegroundError(f"{path}: {exc}") from exc

@@ -27,7 +27,7 @@ from typing import Any
 from codeground.app.concept_prompt import ConceptPrompt, resolve_concept_prompt
 from codeground.app.embedder_probe import check_text_embedder
 from codeground.app.errors import CodegroundError
-from codeground.app.index_dir import IndexDir
+from codeground.app.index_dir import IndexDir, index_command
 from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.overlay import drop_components
 from codeground.app.pipelines import (
@@ -103,19 +103,20 @@ def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
     gen = location.current()
     if gen is None:
         raise CodegroundError(
-            f"no index in {location.path}: run `codeground index PATH` "
+            f"no index in {location.path}: run `{index_command(location.path, None)}` "
             "(or pass --index-dir to an existing one)"
         )
     manifest = Manifest.load(gen)
     if manifest is None:
         raise CodegroundError(
             f"the index in {location.path} has no readable manifest: "
-            "rebuild it with `codeground index PATH --full`"
+            f"rebuild it with `{index_command(location.path, None, '--full')}`"
         )
     if manifest.format != FORMAT:
+        rebuild = index_command(location.path, manifest.root, "--full")
         raise CodegroundError(
             f"the index in {location.path} was built by another codeground (index format {manifest.format}, "
-            f"this one reads {FORMAT}): rebuild it with `codeground index {manifest.root} --full`"
+            f"this one reads {FORMAT}): rebuild it with `{rebuild}`"
         )
     return gen, manifest
 
@@ -169,7 +170,9 @@ class QueryEngine:
         self.data = read_pipeline_dict(self.pipeline_path)
         wanted = embedder_identity(self.data)
         if not self.manifest.embedded_by(wanted):
-            raise CodegroundError(embedder_mismatch(self.manifest, wanted, self.pipeline_path))
+            raise CodegroundError(
+                embedder_mismatch(self.manifest, wanted, self.pipeline_path, self.gen.parent)
+            )
         self.system_prompt = system_prompt
         self._search_pipeline = None
         self._answer_pipeline = None
@@ -207,23 +210,26 @@ class QueryEngine:
             check_text_embedder(
                 question_embedder,
                 self.manifest.embedder_probe,
-                rebuild=f"codeground index {self.manifest.root} --full",
+                rebuild=self._rebuild_command(),
             )
             self._vectors_checked = True
         return pipeline
+
+    def _rebuild_command(self) -> str:
+        return index_command(self.gen.parent, self.manifest.root, "--full")
 
     def _check_stores(self, pipeline) -> None:
         """Refuse a stale index: every store the pipeline reads must hold the manifest's records."""
         try:
             counts = record_counts(pipeline)
         except StoreUnreadable as exc:
-            raise CodegroundError(exc.remedy("codeground index PATH --full")) from exc
+            raise CodegroundError(exc.remedy(self._rebuild_command())) from exc
         m = self.manifest
         expected = expected_counts(pipeline, counts, self.gen, m.chunk_count, m.store_counts)
         for name, count in disagreeing(counts, expected).items():
             raise CodegroundError(
                 f"stale index: the manifest lists {expected[name]} records for the store behind '{name}' "
-                f"but it holds {count}; rebuild with `codeground index PATH --full`"
+                f"but it holds {count}; rebuild with `{self._rebuild_command()}`"
             )
 
     @functools.cached_property
@@ -442,7 +448,9 @@ class QueryEngine:
         return notices
 
 
-def embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path) -> str:
+def embedder_mismatch(
+    manifest: Manifest, wanted: EmbedderIdentity | None, pipeline_path: Path, index_dir: Path
+) -> str:
     """Both embedders and the fix: the shipped YAMLs that match the index, or how to re-index."""
     have = manifest.embedder_identity
     matching = sorted(
@@ -455,7 +463,9 @@ def embedder_mismatch(manifest: Manifest, wanted: EmbedderIdentity | None, pipel
     if matching:
         fixes.append("query with --pipeline " + " or ".join(f"pipelines/{n}" for n in matching[:3]))
     index_yaml = f"pipelines/{rebuild[0]}" if rebuild else "an index YAML with that embedder"
-    fixes.append(f"re-index with `codeground index {manifest.root} --full --pipeline {index_yaml}`")
+    fixes.append(
+        f"re-index with `{index_command(index_dir, manifest.root, '--full', '--pipeline', index_yaml)}`"
+    )
     return (
         f"the index was embedded with {have} but {pipeline_path.name} embeds questions with {wanted}; "
         + ", or ".join(fixes)

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-SERVER_DOWN_FIX = "start that server, or set the address of one that runs"
+SERVER_DOWN_FIX = "check that server: is it running there, and is its key right if it needs one?"
 
 
 class StoreUnreadable(Exception):

@@ -446,3 +446,44 @@ def test_the_nearest_index_is_looked_for_no_higher_than_the_checkouts_root(tmp_p
     (checkout / "src").mkdir()
     assert find_index_dir(plain) == tmp_path / INDEX_DIRNAME
     assert find_index_dir(checkout / "src") == checkout / "src" / INDEX_DIRNAME
+    # a linked worktree's .git file is a checkout's root too; a submodule's is not (the
+    # superproject's index holds its files)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {checkout}/.git/worktrees/worktree\n")
+    assert find_index_dir(worktree) == worktree / INDEX_DIRNAME
+    sub = tmp_path / "notes" / "vendored"
+    sub.mkdir()
+    (sub / ".git").write_text("gitdir: ../../.git/modules/vendored\n")
+    assert find_index_dir(sub) == tmp_path / INDEX_DIRNAME
+
+
+def test_index_without_a_path_repairs_the_index_above_and_refuses_an_index_dir_whose_repository_is_gone(
+    tmp_path,
+):
+    """A ``CURRENT`` naming a lost generation still marks ``<repo>``'s index, so ``codeground index``
+    in ``<repo>/pkg`` rebuilds it rather than making ``<repo>/pkg/.codeground``; ``--index-dir`` of an
+    index whose repository was moved is refused in one line instead of re-indexing the working folder
+    into it."""
+    import shutil
+
+    from codeground.app.errors import CodegroundError
+    from codeground.app.index_dir import IndexDir, default_index_dir, indexed_repository
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+    from tests.conftest import make_sample_repo
+
+    repo = make_sample_repo(tmp_path / "repo")
+    run_index(repo, default_index_dir(repo), DEFAULT_INDEX_PIPELINE)
+    shutil.rmtree(IndexDir(default_index_dir(repo)).current())  # CURRENT names a generation that is gone
+    assert indexed_repository(repo / "pkg") == repo.resolve()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    moved = tmp_path / "moved"
+    other = make_sample_repo(tmp_path / "other")
+    run_index(other, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    other.rename(moved)
+    with pytest.raises(
+        CodegroundError, match=r"was built from .*other, which is not a folder now: give the repository"
+    ):
+        indexed_repository(elsewhere, tmp_path / "idx")

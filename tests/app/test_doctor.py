@@ -207,8 +207,9 @@ def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fak
     assert by_piece["re-vote vectors"].startswith("✗ re-vote vectors (optional)")
 
 
-def test_an_index_store_on_a_server_that_does_not_answer_says_start_that_server(repo, monkeypatch):
+def test_an_index_store_on_a_server_that_does_not_answer_says_check_that_server(repo, monkeypatch):
     """Not "rebuild with `codeground index --full`", which cannot help while the server is down."""
+    from codeground.app.store_counts import SERVER_DOWN_FIX
     from tests.conftest import closed_port
 
     url = f"http://127.0.0.1:{closed_port()}"
@@ -216,4 +217,16 @@ def test_an_index_store_on_a_server_that_does_not_answer_says_start_that_server(
     code, by_piece, _ = doctor("--repo", repo, "--pipeline", "query_qdrant")
     assert code == 1
     assert by_piece["index"].startswith(f"✗ index: the index store behind 'symbols' on the server at {url} ")
-    assert by_piece["index"].endswith("→ fix: start that server, or set the address of one that runs")
+    assert by_piece["index"].endswith(f"→ fix: {SERVER_DOWN_FIX}")
+
+
+def test_a_fix_for_an_index_outside_its_repository_names_both(tmp_path):
+    """``codeground index ROOT --index-dir DIR``: a bare ``codeground index ROOT`` would build a second
+    index in ``ROOT/.codeground`` and leave the one doctor checked as it was."""
+    repo = make_sample_repo(tmp_path / "repo")
+    idx = tmp_path / "idx"
+    run_index(repo, idx, DEFAULT_INDEX_PIPELINE)
+    _, by_piece, _ = doctor("--index-dir", idx)
+    assert by_piece["re-vote vectors"].endswith(
+        f"→ fix: `codeground index {repo.resolve()} --index-dir {idx.resolve()}` fills them in the background"
+    )

@@ -479,5 +479,8 @@ def test_an_existing_folder_given_as_the_index_folder_gets_no_gitignore(tmp_path
     (theirs / "report.txt").write_text("mine\n")
     index(repo, theirs)
     assert not (theirs / ".gitignore").exists()
+    (tmp_path / "empty").mkdir()
+    index(repo, tmp_path / "empty")  # an empty folder holds nothing to hide
+    assert (tmp_path / "empty" / ".gitignore").is_file()
     index(repo, tmp_path / "made")
     assert (tmp_path / "made" / ".gitignore").read_text().endswith("*\n!prompt.md\n")

@@ -235,6 +235,30 @@ def test_a_users_own_overlay_anywhere_extends_a_shipped_pipeline_by_name(tmp_pat
         read_pipeline_dict(mine)["components"].keys()
         == read_pipeline_dict(PIPELINES_DIR / "bm25.yaml")["components"].keys()
     )
+    # a user's own query.yaml extending `query` means the shipped one, not itself
+    own_query = tmp_path / "query.yaml"
+    own_query.write_text("extends: query\nset:\n  components.fusion.init_parameters.k: 20\n")
+    assert read_pipeline_dict(own_query)["components"]["fusion"]["init_parameters"]["k"] == 20
     mine.write_text("extends: nowhere.yaml\n")
     with pytest.raises(CodegroundError, match=r"pipeline file not found: .*nowhere.yaml"):
         read_pipeline_dict(mine)
+
+
+def test_a_pipeline_name_means_the_users_file_here_first_and_a_shipped_file_name_gets_a_note(
+    tmp_path, monkeypatch, capsys
+):
+    """``--pipeline bm25`` with a ``bm25.yaml`` in the working folder is that file (the rule
+    ``extends`` follows too); ``bm25.yaml`` that is not here is the shipped one with a note on
+    stderr, as the user may have meant a file of theirs elsewhere; a bare name or the README's
+    ``pipelines/bm25.yaml`` gets none."""
+    from codeground.app.cli import _pipeline_files
+
+    monkeypatch.chdir(tmp_path)
+    shipped = PIPELINES_DIR / "bm25.yaml"
+    assert _pipeline_files(Path("bm25")) == shipped
+    assert _pipeline_files(Path("pipelines/bm25.yaml")) == shipped
+    assert capsys.readouterr().err == ""
+    assert _pipeline_files([Path("bm25.yaml")]) == [shipped]
+    assert capsys.readouterr().err == f"note: no bm25.yaml here; using codeground's shipped {shipped}\n"
+    (tmp_path / "bm25.yaml").write_text("extends: query\n")
+    assert _pipeline_files(Path("bm25")) == Path("bm25.yaml")

@@ -296,28 +296,28 @@ def test_an_index_on_a_qdrant_server_that_does_not_answer_fails_before_any_file_
         env={**os.environ, "QDRANT_URL": url},
         timeout=120,
     )
+    from codeground.app.store_counts import SERVER_DOWN_FIX
+
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [
         f"error: the index store behind 'qdrant_writer' on the server at {url} cannot be read "
-        "(ResponseHandlingException: [Errno 111] Connection refused); start that server, or set the "
-        "address of one that runs; nothing in the index was changed"
+        f"(ResponseHandlingException: [Errno 111] Connection refused); {SERVER_DOWN_FIX} "
+        "(nothing in the index was changed)"
     ], done.stderr
     assert "UserWarning" not in done.stderr and "indexed " not in done.stderr, done.stderr
 
 
 def test_a_store_on_a_server_is_told_apart_from_one_in_the_index_folder():
-    """Only a store on a server gets "start that server" instead of "rebuild" when it cannot be read."""
-    from codeground.app.store_counts import StoreUnreadable, server_of
+    """Only a store on a server gets "check that server" instead of "rebuild" when it cannot be read."""
+    from codeground.app.store_counts import SERVER_DOWN_FIX, StoreUnreadable, server_of
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     remote = CodegroundQdrantDocumentStore(url="http://127.0.0.1:1", embedding_dim=4)
     assert server_of(remote) == "http://127.0.0.1:1"
     assert server_of(SQLiteBM25DocumentStore()) is None
     down = StoreUnreadable("dense", ConnectionError("refused"), server_of(remote))
-    assert down.remedy("codeground index PATH --full").endswith(
-        "start that server, or set the address of one that runs"
-    )
+    assert down.remedy("codeground index PATH --full").endswith(f"; {SERVER_DOWN_FIX}")
     broken = StoreUnreadable("bm25", ValueError("not a database"))
     assert broken.remedy("codeground index PATH --full").endswith(
         "rebuild with `codeground index PATH --full`"

@@ -254,7 +254,10 @@ def test_grounded_and_known_names_are_not_marked():
 def test_every_occurrence_is_marked_longest_name_first():
     answer = "`Trainer.fit_fast(data)` is not `fit_fast`; Trainer.fit_fast again."
     assert marked_names(rendered(mark_unknown(answer, ["fit_fast", "Trainer.fit_fast"]))) == [
-        "Trainer.fit_fast", "fit_fast", "Trainer.fit_fast"]
+        "Trainer.fit_fast",
+        "fit_fast",
+        "Trainer.fit_fast",
+    ]
 
 
 def test_unknown_inside_inline_code_is_marked_inside_a_code_element():

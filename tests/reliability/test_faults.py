@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -162,10 +163,15 @@ def pristine(indexed_sample, tmp_path_factory) -> dict:
 
 
 def _fix_named_in(line: str, repo: Path, idx: Path) -> list:
-    """The ``codeground index …`` command an error line tells the user to run, for this repo and index."""
-    found = re.search(r"`codeground (index PATH(?: --full)?)`", line)
+    """The ``codeground index …`` command an error line tells the user to run, run as it stands: it
+    names this index (``--index-dir``, as the index is not ``<repo>/.codeground``) and its repository
+    (``PATH`` only where the manifest that says which is lost)."""
+    found = re.search(r"`codeground (index [^`]+)`", line)
     assert found, f"the error does not say how to fix it: {line}"
-    return [repo if word == "PATH" else word for word in found.group(1).split()] + ["--index-dir", idx]
+    words = shlex.split(found.group(1))
+    assert words[words.index("--index-dir") + 1] == str(idx.resolve()), line
+    assert words[1] in ("PATH", str(repo.resolve())), line
+    return [repo if word == "PATH" else word for word in words]
 
 
 @pytest.mark.parametrize("fault,fragment", [f[1:] for f in STORE_FAULTS], ids=[f[0] for f in STORE_FAULTS])

@@ -170,10 +170,8 @@ class SQLiteBM25DocumentStore:
         return conn
 
     def _unreadable(self, exc: Exception) -> ValueError:
-        return ValueError(
-            f"the BM25 store {self.persist_path} cannot be read, rebuild the index with "
-            f"`codeground index PATH --full` ({type(exc).__name__}: {exc})"
-        )
+        # the command that rebuilds it is the caller's to name (it knows the index and its repository)
+        return ValueError(f"the BM25 store {self.persist_path} cannot be read ({type(exc).__name__}: {exc})")
 
     def _query(self, sql: str, params: Iterable[Any] = ()) -> list[tuple]:
         with self._lock:

@@ -86,5 +86,8 @@ def test_an_index_of_another_format_is_refused_with_the_command_that_rebuilds_it
     (tmp_path / "idx" / "CURRENT").write_text("gen-1\n")
     (gen / "manifest.json").write_text('{"embedder": "m", "settings": "s", "root": "/r"}')  # the first format
     assert Manifest.load(gen).format == 1
-    with pytest.raises(CodegroundError, match=r"index format 1.*`codeground index /r --full`"):
+    idx = (tmp_path / "idx").resolve()
+    with pytest.raises(
+        CodegroundError, match=rf"index format 1.*`codeground index /r --full --index-dir {idx}`"
+    ):
         open_index(tmp_path / "idx")

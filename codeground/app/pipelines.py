@@ -24,6 +24,9 @@
 - A YAML's text is parsed once per process (libyaml's loader where PyYAML has it, 10x the pure
   one): listing the pipelines reads each file and its overlay's base many times (the chat did 167
   pure-Python parses of 21 files, 1.8 s, before serving its page). Every caller gets its own copy.
+- A pipeline is named by its path or by a shipped pipeline's name, from any folder
+  (``named_pipeline``: ``--pipeline bm25``, an overlay's ``extends: query``); a file of that name
+  where it is looked for comes first.
 - Custom components load only from ``codeground.components.*`` (Haystack 3 refuses unlisted
   modules). A YAML written before the package was renamed names ``components.*``: its types are
   read as ``codeground.components.*`` with a one-line notice.

@@ -544,6 +544,7 @@ def run_bench(
     reranker: Any = None,
     checkout: Path | None = CHECKOUT,
     on_stage: Callable[[str], None] = lambda stage: None,
+    checked: bool = False,
 ) -> dict[str, Any]:
     """Run every measurement; ``index_dir`` is the benchmark's own index (rebuilt unless ``skip_index``).
 
@@ -552,7 +553,8 @@ def run_bench(
 
     ``reranker`` (a ``BuildSettings``) also builds codeground's own reranker and measures recall with
     it (about 25 minutes more). ``on_stage(text)`` is told when each stage starts (the whole run takes
-    many minutes).
+    many minutes). The inputs are checked (``check_inputs``) before anything is deleted, unless the
+    caller has (``checked``: the CLI, before it fetched the corpus).
     """
     from codeground.app.eval_runner import evaluate_pipelines
 
@@ -565,14 +567,15 @@ def run_bench(
         "index_pipeline": index_pipeline.name,
         "command": " ".join(["codeground", "bench", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
     }
-    check_inputs(
-        gold_dir,
-        index_pipeline,
-        pipelines,
-        repo=repo,
-        index_dir=index_dir if skip_index else None,
-        cache=cache,
-    )
+    if not checked:
+        check_inputs(
+            gold_dir,
+            index_pipeline,
+            pipelines,
+            repo=repo,
+            index_dir=index_dir if skip_index else None,
+            cache=cache,
+        )
     if not skip_index:
         shutil.rmtree(index_dir, ignore_errors=True)
         names = " and ".join(p.name for p in [index_pipeline, *pipelines[:1]])

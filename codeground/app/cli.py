@@ -79,6 +79,9 @@ def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None
     return [one(v) for v in value] if isinstance(value, list) else one(value)
 
 
+PIPELINE_OPTION = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP)
+
+
 def _index_pipeline_option(flag: str):
     return typer.Option(
         None,
@@ -333,7 +336,7 @@ def search(
     question: str = typer.Argument(..., help="What to look for."),
     k: int = typer.Option(10, "-k", help="How many sources to show."),
     as_json: bool = typer.Option(False, "--json", help="Print the search_results JSON format."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
 ) -> None:
@@ -370,7 +373,7 @@ def search_file(
     questions: Path = typer.Argument(..., help="Dataset JSON ({'rag_questions': [...]})."),
     out: Path = typer.Option(..., "--out", help="Where to write the search_results JSON."),
     k: int = typer.Option(10, "-k", help="Sources per question."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     path_prefix: str | None = typer.Option(
@@ -492,7 +495,7 @@ def _evaluate(gold, pipelines, index_dir, repo, path_prefix, as_json) -> None:
 @cli.command()
 def query(
     question: str = typer.Argument(..., help="Your question about the repository."),
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     strict: bool = typer.Option(
@@ -543,7 +546,7 @@ def eval_answers(
     unanswerable: Path | None = typer.Option(
         None, "--unanswerable", help="Dataset JSON of questions the repository cannot answer."
     ),
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
     repo: Path | None = REPO_OPTION,
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions of each file."),
@@ -634,7 +637,7 @@ def fetch_model(
 @cli.command()
 def chat(
     repo: Path | None = REPO_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(7860, "--port", help="Port to serve on."),
@@ -727,7 +730,7 @@ def bench(
     try:
         index_yaml = index_pipeline or DEFAULT_INDEX_PIPELINE
         variants = pipeline or default_variants(index_yaml)
-        # before the corpus is fetched (the same check opens run_bench, for callers from Python)
+        # before the corpus is fetched (run_bench checks the same for callers from Python; not again here)
         check_inputs(
             gold,
             index_yaml,
@@ -748,6 +751,7 @@ def bench(
             cache=cache,
             reranker=_default_reranker_settings() if reranker else None,
             on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
+            checked=True,  # above, before the corpus was fetched
         )
         if qdrant:
             report["qdrant"] = _bench_qdrant(corpus, gold, cache)
@@ -910,7 +914,7 @@ def _print_bench(report: dict) -> None:
 def serve(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (default: this machine only)."),
     port: int = typer.Option(1416, "--port", help="Port (Hayhooks' default)."),
 ) -> None:
@@ -930,7 +934,7 @@ def serve(
 def mcp(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
 ) -> None:
     """MCP server over stdio (for editors and agents): search_code, ask, get_source, find_symbol."""
     from codeground.app.mcp_server import serve_stdio
@@ -946,7 +950,7 @@ def mcp(
 def doctor(
     repo: Path | None = REPO_OPTION,
     index_dir: Path | None = INDEX_DIR_OPTION,
-    pipeline: Path | None = typer.Option(None, "--pipeline", callback=_pipeline_files, help=PIPELINE_HELP),
+    pipeline: Path | None = PIPELINE_OPTION,
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Check what `query` needs (index, prompt, embedder, reranker, LLM server, models); the fix for gaps."""

@@ -82,11 +82,9 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
     try:
         pipeline = build_pipeline(resolve(data, index_dir=gen))
         counts = record_counts(pipeline)
-    except StoreUnreadable as exc:
-        if exc.server:  # a server that does not answer: a rebuild cannot help
-            return Check("index", False, str(exc), SERVER_DOWN_FIX), manifest
-        return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
     except Exception as exc:  # noqa: BLE001 - an unreadable store is a finding, not a crash
+        if isinstance(exc, StoreUnreadable) and exc.server:  # a server that does not answer
+            return Check("index", False, str(exc), SERVER_DOWN_FIX), manifest
         return Check("index", False, f"{gen} cannot be read ({_short(exc)})", rebuild), manifest
     expected = expected_counts(pipeline, counts, gen, manifest.chunk_count, manifest.store_counts)
     wrong = disagreeing(counts, expected)

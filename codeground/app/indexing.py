@@ -39,6 +39,7 @@ from codeground.app.pipelines import (
 )
 from codeground.app.roles import IndexRoles, RoleError
 from codeground.app.store_counts import (
+    SERVER_DOWN_FIX,
     StoreUnreadable,
     disagreeing,
     expected_counts,
@@ -113,18 +114,6 @@ class _Stores:
         self.full = [pipeline.get_component(n).document_store for n in roles.writers]
         self.partial = {n: pipeline.get_component(n).document_store for n in roles.partial_writers}
         self.held = {n: held.get(n, 0) for n in self.partial}
-        self.names = [*roles.writers, *roles.partial_writers]
-
-    def check_servers(self, pipeline: Any) -> None:
-        """Every store kept on a server answers (is counted) before a file is chunked: one that is
-        down (a Qdrant cluster at ``$QDRANT_URL``) had failed only at its first write, after the
-        whole embedding. Stores in the index folder are read as before (an unreadable generation is
-        rebuilt from the repository)."""
-        on_servers = [n for n, store in zip(self.names, self.all, strict=True) if server_of(store)]
-        try:
-            record_counts(pipeline, on_servers)
-        except StoreUnreadable as exc:
-            raise CodegroundError(_server_down(exc)) from exc
 
     @property
     def all(self) -> list[Any]:
@@ -145,6 +134,18 @@ class _Stores:
         return {store_key(store, gen) or name: self.held[name] for name, store in self.partial.items()}
 
 
+def _check_servers(pipeline: Any, roles: IndexRoles) -> None:
+    """Every store kept on a server answers (is counted) before a file is chunked: one that is down (a
+    Qdrant cluster at ``$QDRANT_URL``) had failed only at its first write, after the whole embedding.
+    Stores in the index folder are read as before (an unreadable generation is rebuilt from the
+    repository); an incremental run's ``_reuse`` has counted them all already."""
+    on_servers = [n for n in roles.all_writers if server_of(pipeline.get_component(n).document_store)]
+    try:
+        record_counts(pipeline, on_servers)
+    except StoreUnreadable as exc:
+        raise CodegroundError(_server_down(exc)) from exc
+
+
 def _reuse(
     data: dict[str, Any], gen: Path, prev: Manifest, previous: Path
 ) -> tuple[Any, str, dict[str, int]]:
@@ -158,11 +159,9 @@ def _reuse(
         names = stages.roles.all_writers
         counts = record_counts(pipeline, names)
         expected = expected_counts(pipeline, names, gen, prev.chunk_count, prev.store_counts)
-    except StoreUnreadable as exc:
-        if exc.server:  # a server that does not answer: a rebuild could not write there either
-            raise CodegroundError(_server_down(exc)) from exc
-        return None, f"previous index unreadable ({' '.join(str(exc).split())[:160]})", {}
     except Exception as exc:  # noqa: BLE001 - any store failure: rebuild rather than update
+        if isinstance(exc, StoreUnreadable) and exc.server:  # a rebuild could not write there either
+            raise CodegroundError(_server_down(exc)) from exc
         why = " ".join(str(exc).split())[:160] or type(exc).__name__
         return None, f"previous index unreadable ({why})", {}
     if disagreeing(counts, expected):
@@ -256,10 +255,10 @@ def run_index(
         try:
             result.generation = gen
             stages = IndexStages(resolve(data, index_dir=gen))
-            if pipeline is None:
+            if pipeline is None:  # a full build (an incremental run's _reuse counted its stores)
                 pipeline = stages.write_pipeline()
+                _check_servers(pipeline, stages.roles)  # before the models load: said at once
             stores = _Stores(pipeline, stages.roles, held)
-            stores.check_servers(pipeline)  # before the models load: a server that is down is said at once
             try:
                 pipeline.warm_up()
                 probe = probe_document_embedder(_embedder(pipeline, stages.roles))
@@ -416,7 +415,7 @@ def _with_unparsed(
 
 
 def _server_down(exc: StoreUnreadable) -> str:
-    return f"{exc.remedy('')} (nothing in the index was changed)"
+    return f"{exc}; {SERVER_DOWN_FIX} (nothing in the index was changed)"
 
 
 def _failure(what: str, exc: BaseException) -> str:

@@ -193,7 +193,7 @@ def _specs(value: Any) -> Iterator[dict[str, Any]]:
 
 
 # What a YAML may name (the loader's allowlist, ``ALLOWED_MODULES``, and Haystack's own packages).
-NAMEABLE_PACKAGES = ("codeground.components", "haystack", "haystack_integrations")
+NAMEABLE_PACKAGES = (*(m.removesuffix(".*") for m in ALLOWED_MODULES), "haystack", "haystack_integrations")
 
 
 def check_component_types(data: dict[str, Any], path: str | Path) -> None:

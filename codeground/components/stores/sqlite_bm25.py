@@ -23,8 +23,10 @@ Layout (one file, written by the standard library's ``sqlite3``):
 - ``symbols``: each record's ``meta["symbol"]`` and its last dotted part (``Trainer.fit`` → ``fit``),
   both indexed, so ``records_by_symbol`` finds the records a name refers to without listing any.
 Writes add to the records at once and to the postings when ``save()`` commits (or before the first
-retrieval that needs them); deleting a record rewrites only its terms' rows, so an incremental index
-run touches the changed files' rows and nothing else.
+retrieval that needs them, or once ``MAX_PENDING_POSTINGS`` term occurrences are pending, so that a
+full build holds a bounded slice of the postings in memory instead of all of them); deleting a
+record rewrites only its terms' rows, so an incremental index run touches the changed files' rows
+and nothing else.
 
 Usage:
 ```python
@@ -65,6 +67,12 @@ FORMAT = 2  # 2: the symbols table
 # Haystack's in-memory store maps a BM25 score to (0, 1) as expit(score / 8); the same here.
 SCALING_FACTOR = 8.0
 _CHUNK = 500  # SQL variables per IN (...) list
+# Pending (term, row, frequency) triples are 24 bytes each, and merging them needs about as much
+# again: 4 M of them is ~100 MB held before they are folded into the postings rows (still inside
+# the write transaction: nothing is committed early). vLLM's full build has 2.1 M in all, so it is
+# merged once, at the end, as before; a repository of 350k records (20 M) in six slices, with the
+# same rows, in the same order, as one merge would write (tested).
+MAX_PENDING_POSTINGS = 4_000_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -292,6 +300,12 @@ class SQLiteBM25DocumentStore:
                     "INSERT INTO records (rowid, id, content, meta, n_tokens) VALUES (?, ?, ?, ?, ?)", rows
                 )
                 conn.executemany("INSERT INTO symbols (row, symbol, tail) VALUES (?, ?, ?)", symbols)
+            if len(self._added.terms) >= MAX_PENDING_POSTINGS:
+                try:
+                    self._merge_postings(conn)
+                except BaseException:  # as in save(): nothing of the transaction is kept
+                    self._rollback(conn)
+                    raise
             return len(batch)
 
     def delete_documents(self, document_ids: list[str]) -> None:
@@ -511,10 +525,17 @@ class SQLiteBM25DocumentStore:
         added, removed_rows = self._added, self._removed_rows
         names = list(self._term_ids)
         term_of = np.frombuffer(added.terms, dtype=np.int64) if added.terms else np.zeros(0, np.int64)
+        row_of = np.frombuffer(added.rows, dtype=np.int64) if added.rows else np.zeros(0, np.int64)
+        tf_of = np.asarray(added.tfs, dtype=np.int32)
+        gone = None  # removed row ids as a mask over row ids (no sort per term, unlike np.isin)
+        if removed_rows:
+            gone = np.zeros(max(removed_rows) + 1, dtype=bool)
+            gone[list(removed_rows)] = True
+            # a record written and removed again since the last merge leaves no posting either
+            live = ~_among(gone, row_of)
+            term_of, row_of, tf_of = term_of[live], row_of[live], tf_of[live]
         order = np.argsort(term_of, kind="stable")  # per term, rows stay in insertion (= row id) order
-        grouped_terms = term_of[order]
-        new_rows = np.frombuffer(added.rows, dtype=np.int64)[order] if added.rows else np.zeros(0, np.int64)
-        new_tfs = np.asarray(added.tfs, dtype=np.int32)[order]
+        grouped_terms, new_rows, new_tfs = term_of[order], row_of[order], tf_of[order]
         starts = np.flatnonzero(np.diff(grouped_terms, prepend=-1)) if len(grouped_terms) else grouped_terms
         firsts = grouped_terms[starts]
         ends = np.append(starts[1:], len(grouped_terms))[: len(starts)]
@@ -523,17 +544,13 @@ class SQLiteBM25DocumentStore:
         }
         touched = list(set(new) | self._removed_terms)
         if touched:
-            gone = None  # removed row ids as a mask over row ids (no sort per term, unlike np.isin)
-            if removed_rows:
-                gone = np.zeros(max(removed_rows) + 1, dtype=bool)
-                gone[list(removed_rows)] = True
             current = self._postings(conn, touched) if (gone is not None or self._has_postings(conn)) else {}
             upserts: list[tuple[str, bytes, bytes]] = []
             deletes: list[tuple[str]] = []
             for term in touched:
                 docs, tfs = current.get(term, (None, None))
                 if docs is not None and gone is not None:
-                    keep = ~gone[np.minimum(docs, len(gone) - 1)] | (docs >= len(gone))
+                    keep = ~_among(gone, docs)
                     docs, tfs = docs[keep], tfs[keep]
                 span = new.get(term)
                 if span is not None:
@@ -593,6 +610,11 @@ class _Change:
     added: _Postings = field(default_factory=_Postings)
     removed_rows: set[int] = field(default_factory=set)
     removed_terms: set[str] = field(default_factory=set)
+
+
+def _among(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Which of ``rows`` the boolean ``mask`` over row ids marks (rows past its end: none)."""
+    return mask[np.minimum(rows, len(mask) - 1)] & (rows < len(mask))
 
 
 def _document(row: tuple, score: float | None = None) -> Document:

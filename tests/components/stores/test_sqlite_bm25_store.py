@@ -210,6 +210,50 @@ def test_postings_on_disk_stay_exact_through_deletes_overwrites_and_reopening(tm
     assert_same_as_stock(reopened, "BM25L")
 
 
+def _raw_postings(path) -> list[tuple]:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT term, docs, tfs FROM postings ORDER BY term").fetchall()
+
+
+def test_pending_postings_over_the_limit_are_merged_early_into_the_same_rows_without_committing(
+    tmp_path, monkeypatch
+):
+    def build(path):
+        store = SQLiteBM25DocumentStore(persist_path=str(path))
+        pending = []
+        for seed, batch in enumerate(random_docs(s, 40, prefix=f"b{s}") for s in range(11, 19)):
+            store.write_documents(batch)
+            pending.append(len(store._added.terms))
+            if seed == 3:  # an incremental run deletes and overwrites between writes
+                store.delete_documents([f"b11-{i}" for i in range(0, 40, 3)] + ["b12-none"])
+                store.write_documents(random_docs(30, 12, prefix="b13"), policy=DuplicatePolicy.OVERWRITE)
+        unsaved = SQLiteBM25DocumentStore(persist_path=str(path)).count_documents()
+        store.save()
+        return store, pending, unsaved
+
+    whole, pending_whole, _ = build(tmp_path / "whole.sqlite3")
+    monkeypatch.setattr("codeground.components.stores.sqlite_bm25.MAX_PENDING_POSTINGS", 500)
+    sliced, pending_sliced, unsaved = build(tmp_path / "sliced.sqlite3")
+    assert max(pending_whole) > 2000 and max(pending_sliced) < 500  # the bound held after every write
+    assert unsaved == 0  # merging early committed nothing: a reader still sees an empty store
+    assert _raw_postings(tmp_path / "sliced.sqlite3") == _raw_postings(tmp_path / "whole.sqlite3")
+    for path in (tmp_path / "whole.sqlite3", tmp_path / "sliced.sqlite3"):
+        assert postings_on_disk(path) == expected_postings(path)
+    assert_same_as_stock(sliced, "BM25L")
+    assert [top(sliced, q) for q in QUERIES] == [top(whole, q) for q in QUERIES]
+
+
+def test_a_record_written_and_deleted_before_a_save_leaves_no_posting(tmp_path):
+    path = str(tmp_path / "bm25.sqlite3")
+    store = SQLiteBM25DocumentStore(persist_path=path)
+    store.write_documents(docs())
+    store.delete_documents(["c"])  # still pending: never merged into the postings
+    store.save()
+    assert "gemma2" not in postings_on_disk(path)
+    assert postings_on_disk(path) == expected_postings(path)
+    assert top(store, "gemma2 decoder layer") == []
+
+
 def test_deleting_a_record_rewrites_only_its_terms(tmp_path):
     path = str(tmp_path / "bm25.sqlite3")
     store = SQLiteBM25DocumentStore(persist_path=path)

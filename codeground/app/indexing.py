@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -208,8 +208,9 @@ def run_index(
     with location.lock():
         location.remove_stale()
         walker = RepositoryWalker(**(data.get("metadata") or {}).get("walker", {}))
-        walk = walker.run(root=str(repo))
-        files = walk["files"]
+        walked = walker.run(root=str(repo))
+        report, files = walked["report"], walked["files"]
+        del walked  # the files' contents are held by the batches below, and freed with them
         current = location.current()
         prev = Manifest.load(current) if current else None
         reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
@@ -239,10 +240,10 @@ def run_index(
             generation=current or location.path,
             full=rebuild,
             reason=reason or "incremental",
-            walk=walk["report"],
+            walk=report,
         )
         if on_walk:
-            on_walk(walk["report"], len(todo))
+            on_walk(report, len(todo))
         if not rebuild and not todo and not deleted:
             result.up_to_date = True
             result.chunk_count = prev.chunk_count
@@ -293,8 +294,10 @@ def run_index(
 
             done = 0
             unparsed: dict[str, str] = {}  # files read but yielding no records because they are broken
-            batches = [todo[i : i + BATCH_FILES] for i in range(0, len(todo), BATCH_FILES)]
-            chunked = stages.chunked(batches, in_worker=len(todo) >= CHUNK_WORKER_MIN_FILES)
+            processed, n_todo = {f.meta["file_path"] for f in todo}, len(todo)
+            batches = deque(todo[i : i + BATCH_FILES] for i in range(0, n_todo, BATCH_FILES))
+            del files, todo  # from here on a batch's file contents are held only while it is in flight
+            chunked = stages.chunked(_handed_on(batches), in_worker=n_todo >= CHUNK_WORKER_MIN_FILES)
             with contextlib.closing(chunked):  # a failure stops the chunking worker too
                 while True:
                     try:
@@ -336,9 +339,8 @@ def run_index(
                     result.written_records += len(fresh)
                     if on_progress:
                         on_progress(done, result.written_records)
-            result.processed_files = len(todo)
-            processed = {f.meta["file_path"] for f in todo}
-            walk_report = _with_unparsed(walk["report"], prev, unparsed, new_hashes, processed, rebuild)
+            result.processed_files = n_todo
+            walk_report = _with_unparsed(report, prev, unparsed, new_hashes, processed, rebuild)
             result.walk = walk_report
 
             for store in stores.all:  # stores that keep writes pending (the BM25 store) commit them now
@@ -379,6 +381,14 @@ def run_index(
         result.records_by_type = manifest.records_by_type
         result.seconds = time.perf_counter() - t0
         return result
+
+
+def _handed_on(batches: deque[list[Any]]) -> Iterator[list[Any]]:
+    """Each batch once, dropped from ``batches`` as it is handed on: a run holds the contents of the
+    files being chunked and written (a few batches), not of the whole repository (261 MB for a
+    repository of 37k files)."""
+    while batches:
+        yield batches.popleft()
 
 
 def _old_ids(old_files: dict[str, FileEntry], path: str) -> list[str]:

@@ -147,8 +147,9 @@ class CachedDocumentEmbedder:
 
 # How an identity is formed; a change to the rule below bumps it, so a fill made under the old rule
 # is made again (``revote_fill.needed``). 2: a local model folder is named by its content, not its
-# path (2026-12-03).
-IDENTITY_VERSION = 2
+# path (2026-12-03). 3: int8 exports compute in f32 (``openvino_encoder.INT8_COMPUTE``): vectors an
+# int8 export made in bf16 are not kept as its own (2026-12-05).
+IDENTITY_VERSION = 3
 
 
 def _identity(inner: Any) -> str:

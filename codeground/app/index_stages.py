@@ -30,9 +30,10 @@ for batch, chunked in stages.chunked([files[:8], files[8:16]], in_worker=False):
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 from collections import defaultdict, deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -104,9 +105,10 @@ class IndexStages:
             inputs.setdefault(receiver, {})[socket] = records
         return inputs
 
-    def chunked(self, batches: list[list[Any]], *, in_worker: bool) -> Iterator[tuple[list[Any], dict]]:
-        """``(files, {"records": [...], "failed": [[path, why], ...]})`` for each batch, in order."""
-        pool = _start_worker(self._stage_args) if in_worker and batches else None
+    def chunked(self, batches: Iterable[list[Any]], *, in_worker: bool) -> Iterator[tuple[list[Any], dict]]:
+        """``(files, {"records": [...], "failed": [[path, why], ...]})`` for each batch, in order.
+        ``batches`` is read as the worker needs them (an iterator lets the caller free what was done)."""
+        pool = _start_worker(self._stage_args) if in_worker else None
         if pool is None:
             stage = _ChunkStage(*self._stage_args)
             for files in batches:
@@ -137,7 +139,7 @@ class IndexStages:
             _stop(pool)
         # what the lost worker had not delivered, then the rest, in order, in this process
         stage = _ChunkStage(*self._stage_args)
-        for rest in [files, *(f for f, _ in pending), *queued]:
+        for rest in itertools.chain([files], [f for f, _ in pending], queued):
             yield rest, stage.run(rest)
 
 

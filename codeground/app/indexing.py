@@ -297,7 +297,8 @@ def run_index(
             processed, n_todo = {f.meta["file_path"] for f in todo}, len(todo)
             batches = deque(todo[i : i + BATCH_FILES] for i in range(0, n_todo, BATCH_FILES))
             del files, todo  # from here on a batch's file contents are held only while it is in flight
-            chunked = stages.chunked(_handed_on(batches), in_worker=n_todo >= CHUNK_WORKER_MIN_FILES)
+            in_worker = bool(batches) and n_todo >= CHUNK_WORKER_MIN_FILES
+            chunked = stages.chunked(_handed_on(batches), in_worker=in_worker)
             with contextlib.closing(chunked):  # a failure stops the chunking worker too
                 while True:
                     try:

@@ -24,7 +24,7 @@ Layout (one file, written by the standard library's ``sqlite3``):
   both indexed, so ``records_by_symbol`` finds the records a name refers to without listing any.
 Writes add to the records at once and to the postings when ``save()`` commits (or before the first
 retrieval that needs them, or once ``MAX_PENDING_POSTINGS`` term occurrences are pending, so that a
-full build holds a bounded slice of the postings in memory instead of all of them); deleting a
+full build does not hold every new posting in memory until its end); deleting a
 record rewrites only its terms' rows, so an incremental index run touches the changed files' rows
 and nothing else.
 
@@ -68,11 +68,15 @@ FORMAT = 2  # 2: the symbols table
 SCALING_FACTOR = 8.0
 _CHUNK = 500  # SQL variables per IN (...) list
 # Pending (term, row, frequency) triples are 24 bytes each, and merging them needs about as much
-# again: 4 M of them is ~100 MB held before they are folded into the postings rows (still inside
-# the write transaction: nothing is committed early). vLLM's full build has 2.1 M in all, so it is
-# merged once, at the end, as before; a repository of 350k records (20 M) in six slices, with the
-# same rows, in the same order, as one merge would write (tested).
+# again: at most 4 M of them (~100 MB) wait before they are folded into the postings rows (still
+# inside the write transaction: nothing is committed early). vLLM's full build has 2.1 M in all, so
+# it is merged once, at the end, as before; a repository of 350k records (20.4 M) in six slices, with
+# the same rows, in the same order, as one merge would write (tested). A merge reads and rewrites the
+# stored rows of the terms it touches, MERGE_TERMS_PER_STEP terms at a time, so the last merges of a
+# large build do not hold the whole table at once; each slice rewrites the common terms' rows again
+# (ansible's 352k records: the full index within the run-to-run spread of one merge, README).
 MAX_PENDING_POSTINGS = 4_000_000
+MERGE_TERMS_PER_STEP = 20_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS info (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -256,7 +260,9 @@ class SQLiteBM25DocumentStore:
     def write_documents(
         self, documents: list[Document], policy: DuplicatePolicy = DuplicatePolicy.NONE
     ) -> int:
-        """Stock semantics (``NONE`` means ``FAIL``); the tokens come from header + content."""
+        """Stock semantics (``NONE`` means ``FAIL``); the tokens come from header + content. A call
+        that fails changes nothing; one whose postings merge fails (``MAX_PENDING_POSTINGS``) rolls
+        back every write since the last ``save()``, as a failed ``save()`` does."""
         if isinstance(documents, str) or any(not isinstance(doc, Document) for doc in documents):
             raise ValueError("Please provide a list of Documents.")
         if policy == DuplicatePolicy.NONE:
@@ -542,12 +548,14 @@ class SQLiteBM25DocumentStore:
         new = {
             names[t]: (a, b) for t, a, b in zip(firsts.tolist(), starts.tolist(), ends.tolist(), strict=True)
         }
-        touched = list(set(new) | self._removed_terms)
-        if touched:
-            current = self._postings(conn, touched) if (gone is not None or self._has_postings(conn)) else {}
+        touched = sorted(set(new) | self._removed_terms)  # B-tree reads and writes in key order
+        stored = bool(touched) and (gone is not None or self._has_postings(conn))
+        for i in range(0, len(touched), MERGE_TERMS_PER_STEP):  # the stored rows read a slice at a time
+            terms = touched[i : i + MERGE_TERMS_PER_STEP]
+            current = self._postings(conn, terms) if stored else {}
             upserts: list[tuple[str, bytes, bytes]] = []
             deletes: list[tuple[str]] = []
-            for term in touched:
+            for term in terms:
                 docs, tfs = current.get(term, (None, None))
                 if docs is not None and gone is not None:
                     keep = ~_among(gone, docs)
@@ -562,7 +570,6 @@ class SQLiteBM25DocumentStore:
                 else:
                     upserts.append((term, docs.tobytes(), tfs.tobytes()))  # int64 row ids, int32 counts
             conn.executemany("DELETE FROM postings WHERE term = ?", deletes)
-            upserts.sort()  # B-tree inserts in key order
             conn.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?)", upserts)
         self._added = _Postings()
         self._term_ids = {}

@@ -93,15 +93,18 @@ def test_an_int8_vector_does_not_depend_on_the_texts_it_is_batched_with(minilm):
 
     int8 = OpenVINOTextEmbedder(model=minilm, precision="int8")
     fp32 = OpenVINOTextEmbedder(model=minilm, precision="fp32")
+    import openvino as ov
+
     int8.warm_up()
-    assert str(int8._encoder.model.get_property("INFERENCE_PRECISION_HINT")) == "<Type: 'float32'>"
+    assert int8._encoder.model.get_property("INFERENCE_PRECISION_HINT") == ov.Type.f32
     assert INT8_COMPUTE == "f32"
     for text in PROBES:
         want = np.asarray(fp32.run(text=text)["embedding"])
         alone = np.asarray(int8._encoder.encode([text])[0])
         batched = np.asarray(int8._encoder.encode([text, TEXTS[3], TEXTS[0]])[0])
-        assert float(alone @ want) > 0.99 and float(batched @ want) > 0.99, text
-        assert float(alone @ batched) > 0.999, text
+        # the bound of the int8 test above (measured on three kinds of CPU), alone and batched
+        assert float(alone @ want) > 0.95 and float(batched @ want) > 0.95, text
+        assert float(alone @ batched) > 0.99, text  # 0.873 / 0.999 against fp32 in bf16
 
 
 def test_document_embedder_embeds_header_and_content_like_the_stock_one(minilm):

@@ -225,7 +225,7 @@ def test_pending_postings_over_the_limit_are_merged_early_into_the_same_rows_wit
             store.write_documents(batch)
             pending.append(len(store._added.terms))
             if seed == 3:  # an incremental run deletes and overwrites between writes
-                store.delete_documents([f"b11-{i}" for i in range(0, 40, 3)] + ["b12-none"])
+                store.delete_documents([f"b11{i}" for i in range(0, 40, 3)] + ["b12-none"])
                 store.write_documents(random_docs(30, 12, prefix="b13"), policy=DuplicatePolicy.OVERWRITE)
         unsaved = SQLiteBM25DocumentStore(persist_path=str(path)).count_documents()
         store.save()
@@ -233,8 +233,10 @@ def test_pending_postings_over_the_limit_are_merged_early_into_the_same_rows_wit
 
     whole, pending_whole, _ = build(tmp_path / "whole.sqlite3")
     monkeypatch.setattr("codeground.components.stores.sqlite_bm25.MAX_PENDING_POSTINGS", 500)
+    monkeypatch.setattr("codeground.components.stores.sqlite_bm25.MERGE_TERMS_PER_STEP", 7)
     sliced, pending_sliced, unsaved = build(tmp_path / "sliced.sqlite3")
     assert max(pending_whole) > 2000 and max(pending_sliced) < 500  # the bound held after every write
+    assert sliced.count_documents() == whole.count_documents() == 8 * 42 - 14 - 1
     assert unsaved == 0  # merging early committed nothing: a reader still sees an empty store
     assert _raw_postings(tmp_path / "sliced.sqlite3") == _raw_postings(tmp_path / "whole.sqlite3")
     for path in (tmp_path / "whole.sqlite3", tmp_path / "sliced.sqlite3"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import ipaddress
@@ -22,8 +23,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The suite measures the OpenVINO exports for `precision: auto` itself, busy as the machine is: that
-# choice is the suite's, never this machine's recorded one (subprocesses inherit this).
-os.environ.setdefault("CODEGROUND_PRECISION_DIR", tempfile.mkdtemp(prefix="codeground-precision-"))
+# choice is the suite's, never this machine's recorded one (subprocesses inherit this). The folder is
+# made only when none is given (`just test-avx2` gives its own) and removed when the run ends.
+if "CODEGROUND_PRECISION_DIR" not in os.environ:
+    os.environ["CODEGROUND_PRECISION_DIR"] = tempfile.mkdtemp(prefix="codeground-precision-")
+    atexit.register(
+        lambda folder=os.environ["CODEGROUND_PRECISION_DIR"], pid=os.getpid(): (
+            os.getpid() == pid and shutil.rmtree(folder, ignore_errors=True)
+        )
+    )
 # `codeground index` would start the re-vote's background fill after each run; the tests that need
 # it start it themselves (subprocesses inherit this)
 os.environ.setdefault("CODEGROUND_FILL", "0")

@@ -94,7 +94,10 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         return Check("index", False, detail, rebuild), manifest
     built = manifest.created or "at an unknown time"
     detail = f"{index_dir} ({gen.name}), {manifest.chunk_count:,} records, built {built}"
-    changed = _changed_files(manifest)
+    try:
+        changed = _changed_files(manifest)
+    except CodegroundError as exc:  # its file list (files.json) cannot be read
+        return Check("index", False, str(exc).partition(": rebuild")[0], rebuild), manifest
     if changed:
         detail += (
             f"; {changed} since indexing (answers miss them until you run "

@@ -28,7 +28,15 @@ from codeground.app.embedder_probe import check_document_probe, probe_document_e
 from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir, index_command
 from codeground.app.index_stages import ChunkStageError, IndexStages
-from codeground.app.manifest import FORMAT, EmbedderIdentity, FileEntry, Manifest, embedder_identity
+from codeground.app.manifest import (
+    FILES,
+    MANIFEST,
+    READABLE_FORMATS,
+    EmbedderIdentity,
+    FileEntry,
+    Manifest,
+    embedder_identity,
+)
 from codeground.app.output_paths import check_output_folder
 from codeground.app.pipelines import (
     build_pipeline,
@@ -75,13 +83,21 @@ class IndexResult:
 
 
 def _rebuild_reason(
-    prev: Manifest | None, *, full: bool, settings: str, embedder: EmbedderIdentity | None, root: str
+    prev: Manifest | None,
+    *,
+    full: bool,
+    settings: str,
+    embedder: EmbedderIdentity | None,
+    root: str,
+    current: Path | None = None,
 ) -> str:
     if full:
         return "--full"
+    if prev is None and current is not None:
+        return f"previous index unreadable (its {MANIFEST} or {FILES})"
     if prev is None:
         return "no previous index"
-    if prev.format != FORMAT:
+    if prev.format not in READABLE_FORMATS:
         return "index format changed"
     if prev.embedder_identity != embedder:
         return f"embedder changed ({prev.embedder_identity} -> {embedder})"
@@ -212,8 +228,10 @@ def run_index(
         report, files = walked["report"], walked["files"]
         del walked  # the files' contents are held by the batches below, and freed with them
         current = location.current()
-        prev = Manifest.load(current) if current else None
-        reason = _rebuild_reason(prev, full=full, settings=settings, embedder=embedder, root=str(repo))
+        prev = Manifest.load(current, with_files=True) if current else None
+        reason = _rebuild_reason(
+            prev, full=full, settings=settings, embedder=embedder, root=str(repo), current=current
+        )
         rebuild = bool(reason)
 
         old_files = {} if rebuild else prev.files

@@ -5,26 +5,79 @@ and dimension, a fingerprint of the indexing pipeline (chunk and embedding setti
 root, every indexed file's sha256 and record ids, and the record count. Indexing uses it to
 re-process only new or changed files; the query side uses it to refuse an index that disagrees with
 its stores or was embedded by another embedder than the one that would embed the questions.
+
+The per-file entries are kept apart, in ``files.json`` (format 4): a search never needs them, and a
+large repository's are most of the manifest (52 MB of 53 for ansible's 37k files, read and parsed by
+every cold search before). ``Manifest.load`` reads them on first use of ``files``; indexing, which
+needs them all, asks for them at once (``with_files``) and rebuilds when they cannot be read.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-FORMAT = 3  # 2: the BM25 store is a SQLite file (bm25.sqlite3); 3: Chroma keeps ids and vectors only
+# 2: the BM25 store is a SQLite file (bm25.sqlite3); 3: Chroma keeps ids and vectors only; 4: the
+# per-file entries in files.json
+FORMAT = 4
+# the formats this codeground searches and updates: 3's stores are 4's, its entries inside the manifest
+READABLE_FORMATS = (3, 4)
 MANIFEST = "manifest.json"
+FILES = "files.json"
 
 
 @dataclass
 class FileEntry:
     sha256: str
     ids: list[str]
+
+
+class FileEntries(Mapping[str, FileEntry]):
+    """A generation's per-file entries (path → sha256 and record ids), read from its ``files.json`` on
+    first use. One that cannot be read then is a one-line error saying how to rebuild the index."""
+
+    def __init__(self, gen: Path, root: str | None) -> None:
+        self.gen = gen
+        self.root = root
+        self._entries: dict[str, FileEntry] | None = None
+
+    def _loaded(self) -> dict[str, FileEntry]:
+        if self._entries is None:
+            entries = read_entries(self.gen)
+            if entries is None:
+                from codeground.app.errors import CodegroundError
+                from codeground.app.index_dir import index_command
+
+                rebuild = index_command(self.gen.parent, self.root, "--full")
+                raise CodegroundError(
+                    f"the index's file list {self.gen / FILES} cannot be read: rebuild it with `{rebuild}`"
+                )
+            self._entries = entries
+        return self._entries
+
+    def __getitem__(self, path: str) -> FileEntry:
+        return self._loaded()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+
+def read_entries(gen: Path) -> dict[str, FileEntry] | None:
+    """The per-file entries of generation ``gen`` (its ``files.json``), or ``None`` if unreadable."""
+    try:
+        raw = orjson.loads((gen / FILES).read_bytes())
+        return {p: FileEntry(**e) for p, e in raw.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
 
 
 MODEL_PARAMS = ("model", "model_name_or_path", "model_path", "model_dir")
@@ -124,7 +177,7 @@ class Manifest:
     embedder_kind: str | None = None  # None: the index has no dense vectors
     records_by_type: dict[str, int] = field(default_factory=dict)
     walk: dict[str, Any] = field(default_factory=dict)
-    files: dict[str, FileEntry] = field(default_factory=dict)
+    files: Mapping[str, FileEntry] = field(default_factory=dict)
     created: str = ""
     # the document embedder's vectors for app.embedder_probe.PROBES (None: not probed / older index)
     embedder_probe: list[list[float]] | None = None
@@ -134,10 +187,15 @@ class Manifest:
     embedder_export: dict[str, str] | None = None
 
     def save(self, gen: Path) -> None:
-        tmp = gen / (MANIFEST + ".tmp")
+        """Write ``files.json``, then ``manifest.json`` (each through a temporary file): a generation
+        becomes live only after both (``IndexDir.commit``)."""
         # orjson writes the dataclasses as they are (no deep copy of 38k record ids), ~10x json's speed
-        tmp.write_bytes(orjson.dumps(self))
-        os.replace(tmp, gen / MANIFEST)
+        head = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "files"}
+        files = self.files if isinstance(self.files, dict) else dict(self.files.items())
+        for name, data in ((FILES, files), (MANIFEST, head)):
+            tmp = gen / (name + ".tmp")
+            tmp.write_bytes(orjson.dumps(data))
+            os.replace(tmp, gen / name)
 
     @property
     def embedder_identity(self) -> EmbedderIdentity | None:
@@ -151,12 +209,21 @@ class Manifest:
         return other is None or self.embedder_identity == other
 
     @classmethod
-    def load(cls, gen: Path) -> Manifest | None:
-        """The manifest of generation ``gen``, or ``None`` if missing or unreadable."""
+    def load(cls, gen: Path, *, with_files: bool = False) -> Manifest | None:
+        """The manifest of generation ``gen``, or ``None`` if missing or unreadable (with
+        ``with_files``: also when its per-file entries are). Its ``files`` are read on first use
+        unless ``with_files`` reads them now; before format 4 they were inside the manifest."""
         try:
             raw = orjson.loads((gen / MANIFEST).read_bytes())
             raw.setdefault("format", 1)  # the first manifests did not write it
-            raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
+            if raw["format"] < 4:  # the entries were inside the manifest
+                raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
+            elif with_files:
+                raw["files"] = read_entries(gen)
+                if raw["files"] is None:
+                    return None
+            else:
+                raw["files"] = FileEntries(gen, raw.get("root"))
             return cls(**raw)
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, AttributeError):
             return None

@@ -28,7 +28,7 @@ from codeground.app.concept_prompt import ConceptPrompt, resolve_concept_prompt
 from codeground.app.embedder_probe import check_text_embedder
 from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir, index_command
-from codeground.app.manifest import FORMAT, EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.manifest import READABLE_FORMATS, EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.overlay import drop_components
 from codeground.app.pipelines import (
     PIPELINES_DIR,
@@ -112,11 +112,12 @@ def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
             f"the index in {location.path} has no readable manifest: "
             f"rebuild it with `{index_command(location.path, None, '--full')}`"
         )
-    if manifest.format != FORMAT:
+    if manifest.format not in READABLE_FORMATS:
         rebuild = index_command(location.path, manifest.root, "--full")
+        readable = " and ".join(map(str, READABLE_FORMATS))
         raise CodegroundError(
             f"the index in {location.path} was built by another codeground (index format {manifest.format}, "
-            f"this one reads {FORMAT}): rebuild it with `{rebuild}`"
+            f"this one reads {readable}): rebuild it with `{rebuild}`"
         )
     return gen, manifest
 

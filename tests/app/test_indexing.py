@@ -526,3 +526,38 @@ def test_an_existing_folder_given_as_the_index_folder_gets_no_gitignore(tmp_path
     assert (tmp_path / "empty" / ".gitignore").is_file()
     index(repo, tmp_path / "made")
     assert (tmp_path / "made" / ".gitignore").read_text().endswith("*\n!prompt.md\n")
+
+
+def test_an_index_of_format_3_is_searched_as_it_is_and_updated_without_a_rebuild(built, tmp_path):
+    """Format 4 only moved the per-file entries out of manifest.json into files.json (a search never
+    reads them); format 3's stores are format 4's, so such an index keeps answering after an update of
+    codeground, and its next incremental run writes format 4 instead of rebuilding everything."""
+    import json
+    import shutil
+
+    from codeground.app.manifest import FILES, MANIFEST
+    from codeground.app.query import open_index
+    from tests.reliability.helpers import search_file
+
+    repo, clean, _ = built
+    repo_copy, idx = tmp_path / "repo", tmp_path / "idx"
+    shutil.copytree(repo, repo_copy)
+    shutil.copytree(clean, idx)
+    gen = IndexDir(idx).current()
+    raw = json.loads((gen / MANIFEST).read_text())
+    raw.update(root=str(repo_copy.resolve()), format=3, files=json.loads((gen / FILES).read_text()))
+    (gen / MANIFEST).write_text(json.dumps(raw))
+    (gen / FILES).unlink()
+    expected = Manifest.load(IndexDir(clean).current(), with_files=True).files
+
+    assert open_index(idx)[1].files == expected
+    questions = ["How do I fit a Trainer?", "install with pip"]
+    assert search_file(idx, questions, tmp_path / "a") == search_file(clean, questions, tmp_path / "b")
+
+    (repo_copy / "docs" / "added.md").write_text("# Added page\n\nWritten after the update.\n")
+    result = index(repo_copy, idx)
+    assert not result.full and result.reason == "incremental" and result.processed_files == 1
+    gen = IndexDir(idx).current()
+    assert "files" not in json.loads((gen / MANIFEST).read_text())
+    after = Manifest.load(gen)
+    assert after.format == 4 and set(after.files) == set(expected) | {"docs/added.md"}

@@ -63,7 +63,7 @@ def current_generation(index_dir: Path) -> Path:
 
 
 def manifest_of(index_dir: Path) -> Manifest:
-    manifest = Manifest.load(current_generation(index_dir))
+    manifest = Manifest.load(current_generation(index_dir), with_files=True)
     assert manifest is not None
     return manifest
 

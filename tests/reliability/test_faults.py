@@ -220,6 +220,37 @@ def test_an_incremental_run_over_a_broken_index_rebuilds_it_from_the_repository(
     assert search_file(idx, ["Added page"], tmp_path, k=1)[0][0]["file_path"] == "docs/added.md"
 
 
+def test_a_search_reads_no_file_list_and_what_needs_one_says_how_to_rebuild_it(
+    indexed_sample, pristine, tmp_path, fake_ollama, monkeypatch
+):
+    """The per-file entries (files.json) are read only by what needs them: without them every search
+    answers as before, `get_source` and doctor say in one line how to rebuild, and `codeground index`
+    rebuilds the index from the repository by itself."""
+    from codeground.app.errors import CodegroundError
+    from codeground.app.manifest import FILES
+    from codeground.app.repo_tools import RepositoryTools
+
+    repo, clean = indexed_sample
+    idx = tmp_path / "idx"
+    shutil.copytree(clean, idx)
+    (current_generation(idx) / FILES).unlink()
+
+    assert answers(idx, tmp_path / "work") == pristine
+    with pytest.raises(CodegroundError, match=rf"{FILES} cannot be read: rebuild it with `codeground index"):
+        RepositoryTools(idx, QUERY_YAML).get_source("pkg/trainer.py", 1, 2)
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    doctor = cg("doctor", "--repo", repo, "--index-dir", idx)
+    index_line = next(ln for ln in doctor.stdout.splitlines() if ln[2:].startswith("index"))
+    assert index_line.startswith("✗") and f"{FILES} cannot be read" in index_line, index_line
+    assert _fix_named_in(index_line, repo, idx)
+
+    result = cg("index", repo, "--index-dir", idx)  # no --full: the run finds out by itself
+    assert result.exit_code == 0, result.output
+    assert "full rebuild (previous index unreadable" in " ".join(result.stdout.split())
+    assert set(manifest_of(idx).files) == set(manifest_of(clean).files)
+    assert answers(idx, tmp_path / "work2") == pristine
+
+
 # ------------------------------------------------------------------------------ SIGKILL mid-index
 GENERATED_FILES = 192  # three batches of 64: the run is killed after the first
 

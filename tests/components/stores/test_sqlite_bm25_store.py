@@ -14,7 +14,12 @@ from haystack.document_stores.types import DuplicatePolicy
 
 from codeground.components.identifiers import query_tokens, tokenize
 from codeground.components.retrievers.bm25 import BM25Retriever
-from codeground.components.stores.sqlite_bm25 import LENGTHS_SQL, SQLiteBM25DocumentStore, meta_rows
+from codeground.components.stores.sqlite_bm25 import (
+    LENGTHS_KEY,
+    LENGTHS_SQL,
+    SQLiteBM25DocumentStore,
+    meta_rows,
+)
 
 
 def docs():
@@ -357,6 +362,7 @@ def test_token_counts_are_read_from_their_own_index_and_a_file_written_before_it
     assert "records_scorable" in plan()
     expected = found()
     assert expected
+    _forget_stored_lengths(path)  # as a file written before they were kept: they are read with SQL
     with sqlite3.connect(path) as conn:  # statistics make the planner prefer a scan: the index is named
         conn.execute("ANALYZE")
     assert "records_scorable" in plan() and found() == expected
@@ -369,6 +375,56 @@ def test_token_counts_are_read_from_their_own_index_and_a_file_written_before_it
     writer.write_documents(random_docs(8, 5, prefix="n"))
     writer.save()
     assert "records_scorable" in plan()
+
+
+def _forget_stored_lengths(path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TRIGGER lengths_stale_after_insert")
+        conn.execute("DROP TRIGGER lengths_stale_after_delete")
+        conn.execute("DELETE FROM info WHERE key = ?", (LENGTHS_KEY,))
+
+
+def _stored_lengths(path) -> bytes | None:
+    with sqlite3.connect(path) as conn:
+        row = conn.execute("SELECT value FROM info WHERE key = ?", (LENGTHS_KEY,)).fetchone()
+    return row and row[0]
+
+
+def test_a_search_reads_the_token_counts_as_one_kept_value_that_any_change_of_the_records_removes(tmp_path):
+    """Reading them row by row was a quarter of a cold search on a 352k-record index. The kept value
+    is the table's whatever wrote the file: an insert or delete by anything (an older codeground, a
+    rolled-back write) removes it in the same transaction, and the next search reads the table."""
+    path = str(tmp_path / "bm25.sqlite3")
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.write_documents(random_docs(7, 200))
+    writer.save()
+    reader = SQLiteBM25DocumentStore(persist_path=path)
+    statements: list[str] = []
+    reader._db().set_trace_callback(statements.append)
+    assert_same_as_stock(reader, "BM25L")
+    assert not [s for s in statements if "n_tokens" in s], "token counts read row by row"
+    assert sum(f"key = '{LENGTHS_KEY}'" in s for s in statements) == 1  # once, then remembered
+
+    with sqlite3.connect(path) as conn:  # a writer that knows nothing of the kept value
+        conn.execute("INSERT INTO records (id, content, meta, n_tokens) VALUES ('x', 'load load', '{}', 2)")
+    assert _stored_lengths(path) is None
+    after_insert = SQLiteBM25DocumentStore(persist_path=path)
+    counts = after_insert._doc_lengths(after_insert._db())
+    assert counts[3] == 202 and counts[1][-1] == 2  # the 200, the empty one and 'x' (not the None one)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM records WHERE id = 'x'")
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.delete_documents(["d3"])
+    writer.save()
+    kept = np.frombuffer(_stored_lengths(path), dtype=np.int64).reshape(-1, 2)
+    with sqlite3.connect(path) as conn:
+        assert kept.tolist() == [list(r) for r in conn.execute(LENGTHS_SQL)]
+    assert_same_as_stock(SQLiteBM25DocumentStore(persist_path=path), "BM25L")
+
+    writer = SQLiteBM25DocumentStore(persist_path=path)
+    writer.write_documents(random_docs(8, 3, prefix="n"))
+    writer._rollback(writer._db(write=True))  # a failed save: nothing of it is kept
+    assert np.array_equal(np.frombuffer(_stored_lengths(path), dtype=np.int64).reshape(-1, 2), kept)
 
 
 def test_concurrent_readers_get_the_same_results(tmp_path):

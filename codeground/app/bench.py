@@ -52,9 +52,9 @@ def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
 
 def _touch_targets(repo: Path, index_dir: Path) -> list[Path]:
     """One indexed .py and one indexed .md file to modify for the incremental run (the largest of each)."""
-    from codeground.app.query import open_index
+    from codeground.app.query import open_index_with_files
 
-    _, manifest = open_index(index_dir)
+    _, manifest = open_index_with_files(index_dir)
     targets = []
     for suffix in (".py", ".md"):
         files = [repo / p for p in manifest.files if p.endswith(suffix)]

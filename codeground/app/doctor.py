@@ -63,7 +63,7 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
     from codeground.app.pipelines import build_pipeline, resolve
-    from codeground.app.query import open_index
+    from codeground.app.query import open_index_with_files
     from codeground.app.store_counts import (
         SERVER_DOWN_FIX,
         StoreUnreadable,
@@ -73,7 +73,7 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
     )
 
     try:
-        gen, manifest = open_index(index_dir)
+        gen, manifest = open_index_with_files(index_dir)  # the entries: for the files changed since
     except CodegroundError as exc:
         detail, _, hint = str(exc).partition(": ")
         fix = f"`{_index_command(index_dir, None, repo_hint)}`" if detail.startswith("no index") else hint
@@ -94,10 +94,7 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         return Check("index", False, detail, rebuild), manifest
     built = manifest.created or "at an unknown time"
     detail = f"{index_dir} ({gen.name}), {manifest.chunk_count:,} records, built {built}"
-    try:
-        changed = _changed_files(manifest)
-    except CodegroundError as exc:  # its file list (files.json) cannot be read
-        return Check("index", False, str(exc).partition(": rebuild")[0], rebuild), manifest
+    changed = _changed_files(manifest)
     if changed:
         detail += (
             f"; {changed} since indexing (answers miss them until you run "

@@ -135,6 +135,17 @@ def _open_held(index_dir: str | Path):
     )
 
 
+def open_index_with_files(index_dir: str | Path) -> tuple[Path, Manifest]:
+    """``open_index``, with the per-file entries (``files.json``) read under a reader's lease: an index
+    run that replaces the generation meanwhile cannot remove them before they are read."""
+    gen, manifest, lease = _open_held(index_dir)
+    try:
+        len(manifest.files)  # read now (FileEntries keeps them)
+    finally:
+        lease.close()
+    return gen, manifest
+
+
 def to_build(data: dict[str, Any], roles: QueryRoles | None, *, with_answer: bool) -> dict[str, Any]:
     """What a query run builds of the query YAML ``data``: all of it to answer; to search, a copy
     without the answering components (``roles.generation``: nor their libraries loaded, nor their

@@ -128,9 +128,9 @@ class RepositoryTools:
         return answer_of(question, self._engine().answer(question))
 
     def get_source(self, path: str, start_line: int, end_line: int) -> SourceLines:
-        from codeground.app.query import open_index
+        from codeground.app.query import open_index_with_files
 
-        _, manifest = open_index(self.index_dir)
+        _, manifest = open_index_with_files(self.index_dir)
         rel = PurePosixPath(path.replace("\\", "/"))
         if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in manifest.files:
             raise CodegroundError(

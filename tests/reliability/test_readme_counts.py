@@ -21,7 +21,8 @@ def _bold_numbers(label: str) -> list[int]:
 
 def test_readme_counts_match_the_reliability_tables():
     bad_repository = len(test_bad_repository.BAD_FILES) + 1  # + the empty repository
-    faults = len(test_faults.LLM_FAULTS) + 1 + len(test_faults.STORE_FAULTS) + 1  # + reranker, + SIGKILL
+    # + the reranker, + the file list (files.json), + SIGKILL
+    faults = len(test_faults.LLM_FAULTS) + 1 + len(test_faults.STORE_FAULTS) + 1 + 1
     assert _bold_numbers("bad repository inputs") == [bad_repository]
     assert _bold_numbers("bad user inputs") == [len(test_bad_user_input.BAD_INPUTS)]
     assert _bold_numbers("faults injected") == [faults]

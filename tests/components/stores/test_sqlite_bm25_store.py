@@ -392,8 +392,9 @@ def _stored_lengths(path) -> bytes | None:
 
 def test_a_search_reads_the_token_counts_as_one_kept_value_that_any_change_of_the_records_removes(tmp_path):
     """Reading them row by row was a quarter of a cold search on a 352k-record index. The kept value
-    is the table's whatever wrote the file: an insert or delete by anything (an older codeground, a
-    rolled-back write) removes it in the same transaction, and the next search reads the table."""
+    is the table's whatever wrote the file: an insert, delete or update by anything (an older
+    codeground, a rolled-back write) removes it in the same transaction, a reader that remembered it
+    reads again after another connection's commit, and a value that cannot be the table's is not used."""
     path = str(tmp_path / "bm25.sqlite3")
     writer = SQLiteBM25DocumentStore(persist_path=path)
     writer.write_documents(random_docs(7, 200))
@@ -405,26 +406,44 @@ def test_a_search_reads_the_token_counts_as_one_kept_value_that_any_change_of_th
     assert not [s for s in statements if "n_tokens" in s], "token counts read row by row"
     assert sum(f"key = '{LENGTHS_KEY}'" in s for s in statements) == 1  # once, then remembered
 
-    with sqlite3.connect(path) as conn:  # a writer that knows nothing of the kept value
-        conn.execute("INSERT INTO records (id, content, meta, n_tokens) VALUES ('x', 'load load', '{}', 2)")
-    assert _stored_lengths(path) is None
-    after_insert = SQLiteBM25DocumentStore(persist_path=path)
-    counts = after_insert._doc_lengths(after_insert._db())
-    assert counts[3] == 202 and counts[1][-1] == 2  # the 200, the empty one and 'x' (not the None one)
-    with sqlite3.connect(path) as conn:
-        conn.execute("DELETE FROM records WHERE id = 'x'")
-    writer = SQLiteBM25DocumentStore(persist_path=path)
+    def table() -> list[list[int]]:
+        with sqlite3.connect(path) as conn:
+            return sorted(list(r) for r in conn.execute(LENGTHS_SQL))  # the index's order: by count
+
+    def counts_read(store) -> list[list[int]]:
+        _, length, alive, n_corpus, _ = store._doc_lengths(store._db())
+        rows = np.flatnonzero(alive)
+        assert n_corpus == len(rows)
+        return [[int(r), int(length[r])] for r in rows]
+
+    for change in (  # a writer that knows nothing of the kept value
+        "INSERT INTO records (id, content, meta, n_tokens) VALUES ('x', 'load load', '{}', 2)",
+        "UPDATE records SET n_tokens = 7 WHERE id = 'x'",
+        "DELETE FROM records WHERE id = 'x'",
+    ):
+        writer.save()  # kept again
+        assert _stored_lengths(path) is not None
+        with sqlite3.connect(path) as conn:
+            conn.execute(change)
+        assert _stored_lengths(path) is None, change
+        assert counts_read(reader) == table(), change  # the same reader, after another's commit
+
     writer.delete_documents(["d3"])
     writer.save()
     kept = np.frombuffer(_stored_lengths(path), dtype=np.int64).reshape(-1, 2)
-    with sqlite3.connect(path) as conn:
-        assert kept.tolist() == [list(r) for r in conn.execute(LENGTHS_SQL)]
-    assert_same_as_stock(SQLiteBM25DocumentStore(persist_path=path), "BM25L")
+    assert sorted(kept.tolist()) == table() == counts_read(reader)
+    assert_same_as_stock(reader, "BM25L")
 
-    writer = SQLiteBM25DocumentStore(persist_path=path)
     writer.write_documents(random_docs(8, 3, prefix="n"))
     writer._rollback(writer._db(write=True))  # a failed save: nothing of it is kept
     assert np.array_equal(np.frombuffer(_stored_lengths(path), dtype=np.int64).reshape(-1, 2), kept)
+
+    for foreign in (b"\x00" * 15, np.array([[10**6, 3]], dtype=np.int64).tobytes()):
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE info SET value = ? WHERE key = ?", (foreign, LENGTHS_KEY))
+        assert counts_read(SQLiteBM25DocumentStore(persist_path=path)) == table()
+    writer.close()
+    reader.close()
 
 
 def test_concurrent_readers_get_the_same_results(tmp_path):

@@ -37,10 +37,12 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import importlib
 import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -397,10 +399,40 @@ def resolve(
     return data
 
 
+def _import_ahead(data: dict[str, Any]) -> None:
+    """Import the modules of the definition's component types (nested ones too) in a thread of their
+    own, before Haystack builds the pipeline. Haystack keeps the exception of a failed optional import
+    (``LazyImport``: importing ``ChatPromptBuilder`` records that ``arrow`` is missing), and with its
+    traceback every frame that led to the import, for as long as the process runs: imported while a
+    ``QueryEngine`` built its pipeline, that engine, its pipeline and its lease on a generation were
+    never freed, so a chat, MCP or HTTP server kept a replaced generation on disk until it stopped.
+    Imported here, the frames kept are this thread's. Only modules of ``NAMEABLE_PACKAGES`` (inside
+    Haystack's allowlist) are imported; one that fails is left to the build to report."""
+    modules = {str(spec["type"]).rpartition(".")[0] for spec in _specs(data.get("components") or {})}
+    wanted = sorted(
+        m
+        for m in modules
+        if m not in sys.modules and any(m == p or m.startswith(p + ".") for p in NAMEABLE_PACKAGES)
+    )
+
+    def run() -> None:
+        for module in wanted:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001, S112 - the build says what is wrong, naming the component
+                continue
+
+    if wanted:
+        thread = threading.Thread(target=run, name="codeground-import-ahead", daemon=True)
+        thread.start()
+        thread.join()
+
+
 def build_pipeline(data: dict[str, Any]):
     """Instantiate a resolved pipeline dict; any failure becomes a one-line ``CodegroundError``."""
     from haystack import Pipeline
 
+    _import_ahead(data)
     try:
         return Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many types for bad definitions

@@ -202,3 +202,33 @@ def test_every_notice_the_shipped_pipeline_raises_has_a_kind(index_dir, fake_oll
     kinds = [kind_of(n) for n in result.notices]
     assert kinds and all(k in KINDS for k in kinds)
     assert {"rerank_unavailable", "unknown_identifiers"} <= set(kinds)
+
+
+def test_an_engine_that_built_its_answer_pipeline_is_freed_when_dropped(index_dir, tmp_path):
+    """Haystack keeps the exception of a failed optional import (`ChatPromptBuilder`'s `arrow`) with
+    every frame that led to it: the first engine of a process that imported it was never freed, nor
+    its lease, so a server kept a replaced generation on disk until it stopped. A fresh process, so
+    the import happens inside the engine's build as in a server."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "drop.py"
+    script.write_text(
+        "import gc, sys, weakref\n"
+        "from codeground.app.query import QueryEngine\n"
+        "engine = QueryEngine(sys.argv[1], sys.argv[2])\n"
+        "engine.warm_up(with_answer=True)\n"
+        "freed = weakref.ref(engine)\n"
+        "del engine\n"
+        "gc.collect()\n"
+        "assert 'haystack.components.builders.chat_prompt_builder' in sys.modules\n"
+        "assert freed() is None, 'the engine is still referenced'\n"
+        "print('freed')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script), str(index_dir), str(PIPELINES_DIR / "query.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "freed", done.stderr[-2000:]

@@ -37,12 +37,10 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
-import importlib
 import json
 import os
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -51,7 +49,7 @@ import yaml
 
 from codeground.app.errors import CodegroundError
 from codeground.app.overlay import OverlayError, resolve_overlay
-from codeground.components.inner import ALLOWED_MODULES
+from codeground.components.inner import ALLOWED_MODULES, NAMEABLE_PACKAGES, import_apart
 
 PIPELINES_DIR = Path(__file__).resolve().parents[2] / "pipelines"
 DEFAULT_INDEX_PIPELINE = PIPELINES_DIR / "index.yaml"
@@ -192,10 +190,6 @@ def _specs(value: Any) -> Iterator[dict[str, Any]]:
     elif isinstance(value, list):
         for child in value:
             yield from _specs(child)
-
-
-# What a YAML may name (the loader's allowlist, ``ALLOWED_MODULES``, and Haystack's own packages).
-NAMEABLE_PACKAGES = (*(m.removesuffix(".*") for m in ALLOWED_MODULES), "haystack", "haystack_integrations")
 
 
 def check_component_types(data: dict[str, Any], path: str | Path) -> None:
@@ -399,40 +393,17 @@ def resolve(
     return data
 
 
-def _import_ahead(data: dict[str, Any]) -> None:
-    """Import the modules of the definition's component types (nested ones too) in a thread of their
-    own, before Haystack builds the pipeline. Haystack keeps the exception of a failed optional import
-    (``LazyImport``: importing ``ChatPromptBuilder`` records that ``arrow`` is missing), and with its
-    traceback every frame that led to the import, for as long as the process runs: imported while a
-    ``QueryEngine`` built its pipeline, that engine, its pipeline and its lease on a generation were
-    never freed, so a chat, MCP or HTTP server kept a replaced generation on disk until it stopped.
-    Imported here, the frames kept are this thread's. Only modules of ``NAMEABLE_PACKAGES`` (inside
-    Haystack's allowlist) are imported; one that fails is left to the build to report."""
-    modules = {str(spec["type"]).rpartition(".")[0] for spec in _specs(data.get("components") or {})}
-    wanted = sorted(
-        m
-        for m in modules
-        if m not in sys.modules and any(m == p or m.startswith(p + ".") for p in NAMEABLE_PACKAGES)
-    )
-
-    def run() -> None:
-        for module in wanted:
-            try:
-                importlib.import_module(module)
-            except Exception:  # noqa: BLE001, S112 - the build says what is wrong, naming the component
-                continue
-
-    if wanted:
-        thread = threading.Thread(target=run, name="codeground-import-ahead", daemon=True)
-        thread.start()
-        thread.join()
-
-
 def build_pipeline(data: dict[str, Any]):
     """Instantiate a resolved pipeline dict; any failure becomes a one-line ``CodegroundError``."""
     from haystack import Pipeline
 
-    _import_ahead(data)
+    # the types Haystack imports itself: each component's, and its document store's
+    import_apart(
+        str(spec["type"]).rpartition(".")[0]
+        for top in (data.get("components") or {}).values()
+        for spec in (top, (top.get("init_parameters") or {}).get("document_store"))
+        if isinstance(spec, dict) and "type" in spec
+    )
     try:
         return Pipeline.from_dict(data, allowed_modules=ALLOWED_MODULES)
     except Exception as exc:  # noqa: BLE001 - Haystack raises many types for bad definitions

@@ -6,13 +6,48 @@ own serialized form (``type`` + ``init_parameters``) and is deserialized here wi
 machinery. ``codeground.components`` is added to Haystack's process-wide deserialization allowlist
 here (its public ``allow_deserialization_module``): the pipeline loader and these wrappers accept our
 own components and Haystack's, nothing else.
+
+Every component module is imported by ``import_apart`` first, in a thread of its own, whether a
+pipeline names it (``app.pipelines.build_pipeline``) or one of ours builds it inside (``build_inner``).
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
+from collections.abc import Iterable
 from typing import Any
 
 ALLOWED_MODULES = ["codeground.components.*"]
+# What a YAML may name (the loader's allowlist, ``ALLOWED_MODULES``, and Haystack's own packages).
+NAMEABLE_PACKAGES = (*(m.removesuffix(".*") for m in ALLOWED_MODULES), "haystack", "haystack_integrations")
+
+
+def import_apart(modules: Iterable[str]) -> None:
+    """Import those of ``modules`` not imported yet, in a thread of their own.
+
+    Haystack keeps the exception of a failed optional import (``LazyImport``: importing
+    ``ChatPromptBuilder`` records that ``arrow`` is missing), and with its traceback every frame that
+    led to the import, for as long as the process runs. Imported while a ``QueryEngine`` built its
+    pipeline, that engine, its models and its lease on an index generation were never freed: a chat,
+    MCP or HTTP server kept a replaced generation on disk until it stopped. Imported here, the frames
+    kept are this thread's. Only modules of ``NAMEABLE_PACKAGES`` (inside Haystack's allowlist) are
+    imported; one that fails is left to the build, which says what is wrong."""
+    nameable = tuple(p + "." for p in NAMEABLE_PACKAGES)
+    wanted = sorted({m for m in modules if m not in sys.modules and (m + ".").startswith(nameable)})
+
+    def run() -> None:
+        for module in wanted:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001, S112 - the build reports it, naming the component
+                continue
+
+    if wanted:
+        thread = threading.Thread(target=run, name="codeground-import-apart", daemon=True)
+        thread.start()
+        thread.join()
 
 
 def build_inner(spec: Any, name: str) -> Any:
@@ -29,6 +64,7 @@ def build_inner(spec: Any, name: str) -> Any:
 
     for pattern in ALLOWED_MODULES:
         allow_deserialization_module(pattern)
+    import_apart([str(spec["type"]).rpartition(".")[0]])
     cls = import_class_by_name(spec["type"])
     return component_from_dict(cls, spec, name)
 

@@ -71,11 +71,14 @@ class FileEntries(Mapping[str, FileEntry]):
         return len(self._loaded())
 
 
+def _entries(raw: dict[str, Any]) -> dict[str, FileEntry]:
+    return {p: FileEntry(**e) for p, e in raw.items()}
+
+
 def read_entries(gen: Path) -> dict[str, FileEntry] | None:
     """The per-file entries of generation ``gen`` (its ``files.json``), or ``None`` if unreadable."""
     try:
-        raw = orjson.loads((gen / FILES).read_bytes())
-        return {p: FileEntry(**e) for p, e in raw.items()}
+        return _entries(orjson.loads((gen / FILES).read_bytes()))
     except (OSError, ValueError, TypeError, AttributeError):
         return None
 
@@ -217,7 +220,7 @@ class Manifest:
             raw = orjson.loads((gen / MANIFEST).read_bytes())
             raw.setdefault("format", 1)  # the first manifests did not write it
             if raw["format"] < 4:  # the entries were inside the manifest
-                raw["files"] = {p: FileEntry(**e) for p, e in raw.get("files", {}).items()}
+                raw["files"] = _entries(raw.get("files", {}))
             elif with_files:
                 raw["files"] = read_entries(gen)
                 if raw["files"] is None:

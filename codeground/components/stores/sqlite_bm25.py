@@ -19,7 +19,7 @@ Layout (one file, written by the standard library's ``sqlite3``):
   their own index (``records_scorable``, 0.5 MB for vLLM's 39,099 records), not by scanning the
   table: a first search after the file left the OS cache read 77 MB of the file, now 9 MB. They are
   also kept as one blob in ``info`` (``LENGTHS_KEY``: written by ``save()``, removed by triggers on
-  any insert or delete), so a search reads one value instead of a row per record.
+  any insert, delete or update of a record), so a search reads one value instead of a row per record.
 - ``postings``: per term, the row ids holding it and their term frequencies, as two packed arrays.
   A query reads only its own terms' rows; nothing is loaded at start-up.
 - ``symbols``: each record's ``meta["symbol"]`` and its last dotted part (``Trainer.fit`` → ``fit``),

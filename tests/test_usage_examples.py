@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,11 @@ def test_every_component_module_has_a_usage_example():
 
 
 @pytest.mark.parametrize(("where", "code"), EXAMPLES, ids=[name for name, _ in EXAMPLES])
-def test_usage_example_runs_as_written(where, code, monkeypatch):
+def test_usage_example_runs_as_written(where, code, monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
+    # the examples' scratch folders (``tempfile.mkdtemp()``, as a user would write them) go under
+    # pytest's own, which it prunes; in the system's they were left behind, nine per run
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens: the no-server path
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     exec(compile(code, where, "exec"), {"__name__": "__example__"})

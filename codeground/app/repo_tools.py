@@ -108,6 +108,20 @@ class RepositoryTools:
         self.index_dir = Path(index_dir)
         self.pipeline = Path(pipeline)
         self.pool = EnginePool(self.index_dir)
+        self._files: tuple[Path, str, frozenset[str]] | None = None  # (generation, root, its files)
+
+    def _indexed_files(self) -> tuple[str, frozenset[str]]:
+        """The live generation's repository root and file paths. Its manifest is read on every call
+        (a new generation is seen at once), its file list (``files.json``: 0.2 s on a 350k-record
+        index) only when the generation has changed: a live generation is never rewritten."""
+        from codeground.app.query import open_index, open_index_with_files
+
+        gen, _ = open_index(self.index_dir)
+        kept = self._files
+        if kept is None or kept[0] != gen:
+            gen, manifest = open_index_with_files(self.index_dir)
+            kept = self._files = (gen, manifest.root, frozenset(manifest.files))
+        return kept[1], kept[2]
 
     def _engine(self):
         return self.pool.get(self.pipeline)
@@ -128,15 +142,13 @@ class RepositoryTools:
         return answer_of(question, self._engine().answer(question))
 
     def get_source(self, path: str, start_line: int, end_line: int) -> SourceLines:
-        from codeground.app.query import open_index_with_files
-
-        _, manifest = open_index_with_files(self.index_dir)
+        indexed_root, files = self._indexed_files()
         rel = PurePosixPath(path.replace("\\", "/"))
-        if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in manifest.files:
+        if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in files:
             raise CodegroundError(
                 f"{path}: not a file of the indexed repository (give a path as search returns it)"
             )
-        root = Path(manifest.root).resolve()
+        root = Path(indexed_root).resolve()
         file = (root / rel).resolve()
         if root not in file.parents:
             raise CodegroundError(f"{path}: outside the repository")

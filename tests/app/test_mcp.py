@@ -105,3 +105,30 @@ def test_a_server_started_before_a_reindex_answers_from_the_new_generation(tmp_p
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
     assert tools.search_code("What does Server.Stop do?", k=3).sources[0].symbol == "Server.Stop"
     assert tools.find_symbol("Server.Stop").records[0].start_line == 47
+
+
+def test_get_source_reads_the_file_list_once_per_generation_and_sees_a_new_one_at_once(tmp_path, monkeypatch):
+    import codeground.app.query as query
+    from codeground.app.errors import CodegroundError
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "languages", repo)
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    tools = RepositoryTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
+    reads = []
+    read_with_files = query.open_index_with_files
+    monkeypatch.setattr(query, "open_index_with_files", lambda d: reads.append(d) or read_with_files(d))
+    first = (repo / "server.go").read_text(encoding="utf-8").splitlines(keepends=True)[0]
+    for _ in range(3):
+        assert tools.get_source("server.go", 1, 1).text == first
+    assert len(reads) == 1
+
+    (repo / "server.go").unlink()
+    (repo / "added.py").write_text("def added():\n    return 1\n", encoding="utf-8")
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    assert tools.get_source("added.py", 1, 1).text == "def added():\n"
+    with pytest.raises(CodegroundError, match="server.go: not a file of the indexed repository"):
+        tools.get_source("server.go", 1, 1)
+    assert len(reads) == 2

@@ -52,9 +52,14 @@ avx2_alone := "tests/components/rankers/test_openvino_cross_encoder.py"
 # the CPU-dependent tests on an emulated AVX2-only CPU (qemu-user's EPYC-v1; slow, see README)
 test-avx2 *args="": setup
     command -v qemu-x86_64 >/dev/null || { echo "error: test-avx2 needs qemu-x86_64 (Debian: apt-get install qemu-user)" >&2; exit 1; }
-    export CODEGROUND_PRECISION_DIR="$(mktemp -d)" && trap 'rm -rf "$CODEGROUND_PRECISION_DIR"' EXIT && \
+    export CODEGROUND_PRECISION_DIR="$(mktemp -d)" && shim="$(mktemp -d)" && \
+    trap 'rm -rf "$CODEGROUND_PRECISION_DIR" "$shim"' EXIT && \
     {{venv}}/bin/codeground embedder choose --precision int8 && \
-    emulated() { QEMU_CPU=EPYC-v1 qemu-x86_64 {{py}} -m pytest -p no:cacheprovider "$@" 2> >(grep -v "TCG doesn't support" >&2); } && \
+    if grep -qw fma /proc/cpuinfo && cc -O2 -mfma -shared -fPIC -o "$shim/fmaf.so" tools/qemu_fmaf.c 2>/dev/null; \
+    then preload="$shim/fmaf.so"; else preload=""; \
+    echo "note: no C compiler or no FMA here: emulating without tools/qemu_fmaf.c (about 9x slower on Intel hosts)" >&2; fi && \
+    emulated() { LD_PRELOAD="$preload" QEMU_CPU=EPYC-v1 qemu-x86_64 -U LD_PRELOAD {{py}} -m pytest -p no:cacheprovider "$@" \
+        2> >(grep -v "TCG doesn't support" >&2); } && \
     {{ if args == "" { "emulated " + avx2_tests + " && emulated " + avx2_alone } else { "emulated " + args } }}
 
 # benchmark on vLLM 0.10.1 (fetched from PyPI once into ~/.cache/codeground): index, recall, latency

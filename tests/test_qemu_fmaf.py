@@ -7,28 +7,20 @@ import ctypes
 import ctypes.util
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from codeground.components.cpu import vector_flags
 from tests.conftest import PROJECT_ROOT
 
 SOURCE = PROJECT_ROOT / "tools" / "qemu_fmaf.c"
 
 
-def _has_fma() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split()
-    except OSError:
-        return False
-    return "fma" in flags
-
-
 @pytest.fixture(scope="module")
 def shim_and_libm(tmp_path_factory):
     compiler = shutil.which("cc")
-    if compiler is None or not _has_fma():
+    if compiler is None or "fma" not in vector_flags():
         pytest.skip("needs a C compiler and an FMA CPU, as the recipe does (without them it runs unshimmed)")
     out = tmp_path_factory.mktemp("shim") / "fmaf.so"
     subprocess.run(

@@ -54,8 +54,8 @@ def test_a_real_measurement_times_both_exports_and_checks_their_agreement(monkey
     monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path))
     # 2 texts of 32 tokens (not 96 of 256), timed once: the same exports, timing and rule, at what an
     # emulated CPU (`just test-avx2`) can run. There fp32 inference is the cost: one text of 32 tokens
-    # took 23 s emulated on the Intel Xeon with AMX (2026-12-05; int8 16 such texts in 18 s), and with
-    # 16 texts of 256 tokens the test had not ended after 25 min; natively it takes a second
+    # took 23-43 s emulated on the Intel Xeon with AMX (2026-12-05; 4.9 s with tools/qemu_fmaf.c), and
+    # with 16 texts of 256 tokens the test had not ended after 25 min; natively it takes a second
     monkeypatch.setattr(choice, "SAMPLE_TEXTS", 2)
     monkeypatch.setattr(choice, "SAMPLE_TOKENS", 32)
     monkeypatch.setattr(choice, "RUNS", 1)

@@ -264,7 +264,7 @@ def _print_index_summary(result) -> None:
             f"{result.removed_records} records removed, {result.written_records} written"
             + (f", {result.unchanged_records} unchanged" if result.unchanged_records else "")
         )
-    from codeground.components.chunkers.syntax_tree import PARSED_AS_TEXT
+    from codeground.components.chunkers.text import PARSED_AS_TEXT
 
     table = Table(title="index", show_header=False)
     table.add_row("files seen", str(walk["seen"]))

@@ -69,11 +69,11 @@ def test_secrets_binaries_and_ignored_files_never_reach_either_store(built):
     assert skipped["pkg/fake.py"] == "binary"
 
 
-def test_syntax_error_file_and_automodule_page_yield_no_records(built):
+def test_syntax_error_file_is_indexed_as_text_and_automodule_page_yields_no_records(built):
     _, index_dir, result = built
-    assert result.walk["unparsed"] == {"pkg/broken.py": "syntax_error"}
+    assert result.walk["unparsed"] == {"pkg/broken.py": "syntax_error_as_text"}
     manifest = Manifest.load(IndexDir(index_dir).current())
-    assert manifest.files["pkg/broken.py"].ids == []
+    assert manifest.files["pkg/broken.py"].ids == ["pkg/broken.py:broken.py:1"]
     assert manifest.files["docs/api.rst"].ids == []
     assert manifest.files["pkg/trainer.py"].ids
 

@@ -20,8 +20,12 @@ Rules:
   attributes); the methods are their own records, so no text is indexed twice.
 - Module-level code between definitions (module docstring, constants, ``if __name__ …``) becomes
   records of type ``module`` named after the dotted module path; runs of bare imports are skipped.
-- A file with a syntax error yields no records and no exception (listed in ``failed`` as
-  ``syntax_error``); a file the chunker cannot handle otherwise is listed as ``chunker_error``.
+- A file this Python's ``ast`` cannot parse is parsed by tree-sitter's Python grammar
+  (:mod:`~codeground.components.chunkers.python_syntax_tree`): syntax newer than the interpreter
+  (``def f[T]()``, ``type X = …``, PEP 701 f-strings) or older (Python 2's ``print x``) gets the same
+  records ``ast`` would give. A file neither parses (a real syntax error, a template) becomes ``text``
+  records, as any text file, listed in ``failed`` as ``syntax_error_as_text``: counted, never lost.
+  A file the chunker cannot handle otherwise is listed as ``chunker_error``.
 Every content is the exact slice ``text[start_char:end_char]`` of the file.
 """
 
@@ -35,6 +39,8 @@ from functools import partial
 
 from haystack import Document, component
 
+from codeground.components.chunkers.python_syntax_tree import outline
+from codeground.components.chunkers.text import PARSED_AS_TEXT, TextChunker
 from codeground.components.records import Source, make_record, source_text
 
 logger = logging.getLogger(__name__)
@@ -125,7 +131,7 @@ class PythonAstChunker:
 
     @component.output_types(documents=list[Document], failed=list[list[str]])
     def run(self, sources: list[Source]) -> dict[str, list]:
-        """Chunk each Python source; a file that does not parse yields no records and is listed in failed."""
+        """Chunk each Python source; one that neither ``ast`` nor tree-sitter parses becomes text records."""
         documents: list[Document] = []
         failed: list[list[str]] = []
         for source in sources:
@@ -134,9 +140,12 @@ class PythonAstChunker:
                 # Python accepts a UTF-8 BOM in a file but not in a string: parse without it.
                 tree = ast.parse(text.removeprefix(_BOM), filename=file_path)
             except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                logger.info("skipping %s: does not parse (%s)", file_path, exc.__class__.__name__)
-                failed.append([file_path, "syntax_error"])
-                continue
+                tree = outline(text)  # newer (or older) Python than this interpreter's
+                if tree is None:
+                    logger.info("%s: does not parse (%s); indexed as text", file_path, exc.__class__.__name__)
+                    failed.append([file_path, PARSED_AS_TEXT])
+                    documents.extend(TextChunker().run(sources=[source])["documents"])
+                    continue
             try:
                 documents.extend(self._chunk(file_path, text, tree))
             except Exception as exc:  # noqa: BLE001 - one odd file must not cost the others (counted)

@@ -40,13 +40,11 @@ from pathlib import PurePosixPath
 
 from haystack import Document, component
 
-from codeground.components.chunkers.text import TextChunker
+from codeground.components.chunkers.text import PARSED_AS_TEXT, TextChunker
 from codeground.components.languages import JS_FUNCTION_VALUES, Language, grammar, language_for, masked
 from codeground.components.records import Source, make_record, source_text
 
 logger = logging.getLogger(__name__)
-
-PARSED_AS_TEXT = "syntax_error_as_text"
 
 
 class _Bytes:

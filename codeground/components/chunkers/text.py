@@ -8,6 +8,9 @@ from haystack import Document, component
 
 from codeground.components.records import Source, make_record, source_text
 
+# the ``failed`` reason of a source file its chunker could not parse, indexed as text instead
+PARSED_AS_TEXT = "syntax_error_as_text"
+
 
 @component
 class TextChunker:

@@ -1,6 +1,7 @@
 from haystack.dataclasses import ByteStream
 
 from codeground.components.chunkers.python_ast import PythonAstChunker
+from codeground.components.chunkers.text import PARSED_AS_TEXT
 from tests.conftest import SAMPLE_REPO
 
 
@@ -136,12 +137,17 @@ def test_module_level_code_becomes_module_records_and_bare_imports_do_not():
     assert [d.meta["source_type"] for d in only_imports] == ["impl"]
 
 
-def test_syntax_error_yields_no_records_and_no_crash():
+def test_a_file_that_does_not_parse_becomes_text_records_counted_and_no_crash():
     good = ByteStream(data=b"def ok(x):\n    return x\n", meta={"file_path": "ok.py"})
     bad = ByteStream(data=b"def broken(:\n    pass\n", meta={"file_path": "bad.py"})
     nul = ByteStream(data=b"x = 1\x00\n", meta={"file_path": "nul.py"})
-    docs = PythonAstChunker().run(sources=[bad, nul, good])["documents"]
-    assert [d.meta["file_path"] for d in docs] == ["ok.py"]
+    out = PythonAstChunker().run(sources=[bad, nul, good])
+    assert [(d.meta["file_path"], d.meta["source_type"]) for d in out["documents"]] == [
+        ("bad.py", "text"),
+        ("nul.py", "text"),
+        ("ok.py", "impl"),
+    ]
+    assert out["failed"] == [["bad.py", PARSED_AS_TEXT], ["nul.py", PARSED_AS_TEXT]]
 
 
 def test_component_round_trips_through_to_dict():

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from haystack.dataclasses import ByteStream
 
-from codeground.components.chunkers.syntax_tree import PARSED_AS_TEXT, SyntaxTreeChunker
+from codeground.components.chunkers.syntax_tree import SyntaxTreeChunker
+from codeground.components.chunkers.text import PARSED_AS_TEXT
 from codeground.components.records import line_of
 from tests.conftest import FIXTURES
 

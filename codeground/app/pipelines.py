@@ -172,11 +172,12 @@ def _rename_legacy_types(data: dict[str, Any], path: Path) -> None:
 
 
 def settings_fingerprint(data: dict[str, Any]) -> str:
-    """sha256 of the pipeline definition and of the BM25 token rules' version: any change to chunking,
-    embedding or tokenization changes it (and an index made before is rebuilt in full)."""
+    """sha256 of the pipeline definition and of the chunkers' and BM25 token rules' versions: any change
+    to chunking, embedding or tokenization changes it (and an index made before is rebuilt in full)."""
     from codeground.components.identifiers import TOKENS_VERSION
+    from codeground.components.records import RECORDS_VERSION
 
-    keyed = {"pipeline": data, "tokens": TOKENS_VERSION}
+    keyed = {"pipeline": data, "tokens": TOKENS_VERSION, "records": RECORDS_VERSION}
     return hashlib.sha256(json.dumps(keyed, sort_keys=True, default=str).encode()).hexdigest()
 
 

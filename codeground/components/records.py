@@ -10,7 +10,9 @@ A record is a Haystack ``Document`` whose ``content`` is an exact slice of the o
 - ``start_char``/``end_char``: Python ``str`` offsets into the decoded file, end-exclusive
 - ``header``: ``File: … | Symbol: … | Type: …``, embedded and BM25-indexed but never shown as excerpt
 
-The id is ``path:symbol:line``.
+The id is ``path:symbol:line``. ``RECORDS_VERSION`` names the chunkers' rules: an index made under
+other rules is rebuilt in full (``app.pipelines.settings_fingerprint``; the embedding cache keeps the
+vectors of every text that did not change).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from haystack import Document
 from haystack.dataclasses import ByteStream
 
 SOURCE_TYPES = ("api", "impl", "module", "docs", "notebook", "text")
+# bump when a chunker's rule changes which records a file gets: indexes made under the old rules rebuild
+RECORDS_VERSION = 1  # 1: Python that ast refuses parsed by tree-sitter, unparsable source indexed as text
 
 
 def record_id(file_path: str, symbol: str, start_line: int) -> str:

@@ -389,13 +389,24 @@ def test_a_dense_store_missing_some_of_its_records_is_refused_as_stale(sample_re
         QueryEngine(tmp_path / "idx", PIPELINES_DIR / "query.yaml").search("Trainer fit")
 
 
-def test_an_index_made_under_other_token_rules_is_rebuilt_in_full(sample_repo, tmp_path, monkeypatch):
-    import codeground.components.identifiers as identifiers
+@pytest.mark.parametrize(
+    ("module", "version"),
+    [
+        ("codeground.components.identifiers", "TOKENS_VERSION"),
+        ("codeground.components.records", "RECORDS_VERSION"),
+    ],
+    ids=["token rules", "chunking rules"],
+)
+def test_an_index_made_under_other_token_or_chunking_rules_is_rebuilt_in_full(
+    sample_repo, tmp_path, monkeypatch, module, version
+):
+    import importlib
 
+    rules = importlib.import_module(module)
     index_dir = tmp_path / "idx"
     index(sample_repo, index_dir)
     assert index(sample_repo, index_dir).up_to_date
-    monkeypatch.setattr(identifiers, "TOKENS_VERSION", identifiers.TOKENS_VERSION + 1)
+    monkeypatch.setattr(rules, version, getattr(rules, version) + 1)
     result = index(sample_repo, index_dir)
     assert result.full and result.reason == "indexing settings changed"
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
+import warnings
 from bisect import bisect_right
 from functools import partial
 
@@ -136,22 +137,36 @@ class PythonAstChunker:
         failed: list[list[str]] = []
         for source in sources:
             file_path, text = source_text(source)
-            try:
-                # Python accepts a UTF-8 BOM in a file but not in a string: parse without it.
-                tree = ast.parse(text.removeprefix(_BOM), filename=file_path)
-            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-                tree = outline(text)  # newer (or older) Python than this interpreter's
-                if tree is None:
-                    logger.info("%s: does not parse (%s); indexed as text", file_path, exc.__class__.__name__)
-                    failed.append([file_path, PARSED_AS_TEXT])
-                    documents.extend(TextChunker().run(sources=[source])["documents"])
-                    continue
+            tree = self._parse(file_path, text)
+            if tree is None:
+                failed.append([file_path, PARSED_AS_TEXT])
+                documents.extend(TextChunker().run(sources=[source])["documents"])
+                continue
             try:
                 documents.extend(self._chunk(file_path, text, tree))
             except Exception as exc:  # noqa: BLE001 - one odd file must not cost the others (counted)
                 logger.warning("skipping %s: cannot be chunked (%s: %s)", file_path, type(exc).__name__, exc)
                 failed.append([file_path, "chunker_error"])
         return {"documents": documents, "failed": failed}
+
+    @staticmethod
+    def _parse(file_path: str, text: str) -> ast.Module | None:
+        """``ast``'s tree, else tree-sitter's outline (Python newer or older than this), else ``None``."""
+        try:
+            # Python accepts a UTF-8 BOM in a file but not in a string: parse without it. The file's
+            # own warnings (an invalid escape such as "\\.") are its authors' business, not the index's.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+                return ast.parse(text.removeprefix(_BOM), filename=file_path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            why = exc.__class__.__name__
+        try:
+            tree = outline(text)
+        except Exception as exc:  # noqa: BLE001 - one odd file must not cost the others
+            tree, why = None, f"{why}; tree-sitter's outline: {type(exc).__name__}: {exc}"
+        if tree is None:
+            logger.info("%s: does not parse (%s); indexed as text", file_path, why)
+        return tree
 
     # ------------------------------------------------------------------------------------------
     def _chunk(self, file_path: str, text: str, tree: ast.Module) -> list[Document]:

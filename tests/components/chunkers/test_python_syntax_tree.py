@@ -185,3 +185,29 @@ def test_definitions_nested_past_the_recursion_limit_fall_back_to_text():
     out = _chunk(text, "deep.py")
     assert out["failed"] == [["deep.py", PARSED_AS_TEXT]]
     assert {d.meta["source_type"] for d in out["documents"]} == {"text"}
+
+
+def test_mutated_sources_never_raise_and_every_record_is_an_exact_slice():
+    """Half-typed files (cut, characters dropped, brackets or keywords inserted): each is chunked by
+    ``ast``, the outline or as text, never fails, and every record is the file's exact slice."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["(", ")", ":", "\n", "    ", '"""', "@", "def ", "class ", "\t", "\r", "[", "f'", "\\"]
+    outlined = 0
+    for _ in range(600):
+        src = rng.choice([FORMS, NEWER])
+        for _ in range(rng.randint(1, 4)):
+            k, op = rng.randrange(max(1, len(src))), rng.random()
+            if op < 0.4:
+                src = src[:k] + src[k + rng.randint(1, 5) :]
+            elif op < 0.7:
+                src = src[:k] + rng.choice(pieces) + src[k:]
+            else:
+                src = src[:k]
+        outlined += outline(src) is not None
+        out = _chunk(src, "f.py")
+        assert all(why == PARSED_AS_TEXT for _, why in out["failed"]), src
+        for d in out["documents"]:
+            assert src[d.meta["start_char"] : d.meta["end_char"]] == d.content, src
+    assert outlined > 100  # the outline was exercised, not only the text fallback

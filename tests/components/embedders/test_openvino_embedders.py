@@ -62,7 +62,7 @@ def test_fp32_text_embedder_matches_stock_sentence_transformers(minilm, stock_ve
 
 # The int8 export is calibrated per machine, and the CPU's int8 kernels decide what it computes.
 # Cosines to torch fp32 over TEXTS, measured: AVX-512 VNNI (Xeon) min 0.976 / mean 0.997;
-# AVX2-only (AMD EPYC Zen 1 and Zen 3) min 0.970 / mean 0.989; Xeon with AMX (2026-12-05) min 0.975 /
+# AVX2-only (AMD EPYC Zen 1, Zen 2 and Zen 3) min 0.970 / mean 0.989; Xeon with AMX (2026-12-05) min 0.975 /
 # mean 0.992 computing in f32 (openvino_encoder.INT8_COMPUTE), min 0.948 in OpenVINO's bf16 default
 # there. The bound below holds on all three with a margin; what users see (the same nearest text for
 # each query; margins ≥ 0.2 here) is checked on top of it.

@@ -162,6 +162,53 @@ def test_top_k_is_passed_to_the_stock_ranker():
     assert len(out["documents"]) == 2
 
 
+def _pool(n: int) -> list[Document]:
+    return [_doc(i, 0.05 - 0.001 * i) for i in range(n)]
+
+
+def test_max_candidates_judges_the_first_ones_and_the_symbol_hits_further_down():
+    pool = _pool(8)  # the last two: symbol hits the merger appended after the fused candidates
+    before = _snapshot(pool)
+    inner = RecordingRanker()
+    ranker = FallbackRanker(ranker=inner, max_candidates=3)
+    out = ranker.run(query="x", documents=pool, symbol_documents=[pool[7], pool[1], pool[6]])
+    assert [d.id for d in inner.seen] == [pool[i].id for i in (0, 1, 2, 6, 7)]
+    # a reranked list holds what was judged, best first, with the ranker's scores
+    assert [d.id for d in out["documents"]] == [pool[i].id for i in (7, 6, 2, 1, 0)]
+    assert [d.score for d in out["documents"]] == pytest.approx([0.9, 0.8, 0.7, 0.6, 0.5])
+    assert out["reranked"] is True
+    assert _snapshot(pool) == before  # inputs untouched
+
+
+def test_max_candidates_cuts_nothing_when_the_reranker_has_no_opinion(tmp_path):
+    pool = _pool(8)
+    ranker = FallbackRanker(ranker=_spec(str(tmp_path / "nope")), max_candidates=3)
+    _assert_kept_fused_order(ranker.run(query="x", documents=pool, symbol_documents=pool[6:]), pool)
+    raising = FallbackRanker(ranker=RaisingRanker(), max_candidates=3)
+    _assert_kept_fused_order(raising.run(query="x", documents=pool), pool)
+
+
+def test_without_max_candidates_every_document_is_judged():
+    pool = _pool(30)
+    inner = RecordingRanker()
+    FallbackRanker(ranker=inner).run(query="x", documents=pool, symbol_documents=pool[:1])
+    assert [d.id for d in inner.seen] == [d.id for d in pool]
+
+
+def test_max_candidates_must_be_positive():
+    with pytest.raises(ValueError, match="max_candidates"):
+        FallbackRanker(max_candidates=0)
+
+
+def test_query_yaml_judges_the_candidates_the_revote_orders_and_gets_the_symbol_hits():
+    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+
+    data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
+    judged = data["components"]["ranker"]["init_parameters"]["max_candidates"]
+    assert judged == data["components"]["bi_encoder"]["init_parameters"]["top_k"] == 12
+    assert {"sender": "merge.symbol_documents", "receiver": "ranker.symbol_documents"} in data["connections"]
+
+
 @pytest.mark.slow
 def test_default_hub_model_offline_degrades_visibly():
     fused = _fused()
@@ -210,15 +257,16 @@ def test_real_cross_encoder_reranks_and_returns_original_full_documents(tiny_cro
 
 
 def test_init_parameters_round_trip():
-    ranker = FallbackRanker(ranker=_spec("cross-encoder/ms-marco-MiniLM-L-6-v2"), max_chars=1500, timeout_s=5)
+    ranker = FallbackRanker(ranker=_spec("cross-encoder/ms-marco-MiniLM-L-6-v2"), max_chars=1500, timeout_s=5,
+                            max_candidates=12)
     data = component_to_dict(ranker, "ranker")
     assert data["init_parameters"] == {"ranker": _spec("cross-encoder/ms-marco-MiniLM-L-6-v2"),
-                                       "max_chars": 1500, "timeout_s": 5}
+                                       "max_chars": 1500, "timeout_s": 5, "max_candidates": 12}
     with codeground_components_allowed():
         again = component_from_dict(FallbackRanker, data, "ranker")
         again_data = component_to_dict(again, "ranker")
         assert component_to_dict(component_from_dict(FallbackRanker, again_data, "ranker"), "r") == again_data
-    assert (again.max_chars, again.timeout_s) == (1500, 5)
+    assert (again.max_chars, again.timeout_s, again.max_candidates) == (1500, 5, 12)
     nested = again_data["init_parameters"]["ranker"]
     assert nested["type"] == ST_RANKER
     assert _spec("x")["init_parameters"].keys() <= nested["init_parameters"].keys()

@@ -24,7 +24,7 @@ Rules:
   at a token boundary), the document is truncated to fit (``only_second``). Pairs are sorted by
   length, scored ``batch_size`` (4) at a time on the CPU with the LATENCY hint, each batch padded
   (masked) to a multiple of 32 tokens (``openvino_encoder.PAD_TO_MULTIPLE``, the embedders' rule).
-  Over the 97 vLLM dev questions' candidates (24–26 pairs of 322 tokens on average, 19 % cut at
+  Over the 95 vLLM dev questions' candidates (97 rankings, 24–26 pairs of 322 tokens on average, 19 % cut at
   512), batches of 16 padded to their longest pair wasted 22 % of the tokens. Batches of 4 padded to
   32 scored a question in 0.64 s instead of 0.75 s (bf16, 2-core Zen 4) and 1.29–1.35 s instead of
   1.51 s (f32 with oneDNN held to AVX2 on the same CPU), the logits equal to 6e-8 in f32. Every new

@@ -496,7 +496,8 @@ def _rerank_variant(query_pipeline: Path, model: Path, out_dir: Path) -> Path:
 
 
 def _rerank_latency(gold: Path, query_pipeline: Path, index_dir: Path, cache: Path) -> dict[str, Any]:
-    """Warm latency of the full query pipeline with a MiniLM-size cross-encoder over its 24 candidates."""
+    """Warm latency of the full query pipeline with a MiniLM-size cross-encoder over the candidates
+    it judges (``query.yaml``: the first 12 and the symbol hits after them)."""
     from codeground.app.eval_runner import evaluate_pipelines
 
     with tempfile.TemporaryDirectory(prefix="codeground-bench-") as tmp:

@@ -7,11 +7,17 @@ the system message as ``{{ concept_prompt }}`` and append the grounding contract
 concept prompt can remove or override the contract. A prompt file that is missing, unreadable, not
 UTF-8, empty or longer than ``MAX_CHARS`` is a one-line error, never silently replaced by the default.
 ``.codeground/`` is never indexed (the walker prunes it), so the prompt is not quoted as a source.
+
+Any prompt file is read by one reader (``read_prompt_file``) that opens only a regular file (a FIFO,
+a device such as ``/dev/zero``, a socket or a folder is refused without blocking) and reads at most
+``MAX_BYTES``; the repository's own ``prompt.md`` must moreover lie inside the repository once every
+symlink is resolved (a clone can carry a link to ``~/.ssh/…`` or to anything else on the machine).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +26,7 @@ from codeground.app.errors import CodegroundError
 ENV_VAR = "CODEGROUND_SYSTEM_PROMPT"
 REPOSITORY_PROMPT = Path(".codeground") / "prompt.md"
 MAX_CHARS = 6000  # it shares the model's context window with up to 8 quoted sources
+MAX_BYTES = 4 * MAX_CHARS  # no UTF-8 text of MAX_CHARS characters is longer
 
 DEFAULT_CONCEPT_PROMPT = (
     "You are codeground, an assistant that answers questions about one code repository by reading its "
@@ -37,17 +44,45 @@ class ConceptPrompt:
     source: str
 
 
-def read_prompt_file(path: str | Path) -> str:
-    """The text of a concept prompt file, or a one-line ``CodegroundError`` saying what is wrong with it."""
-    path = Path(path)
-    if not path.exists():
-        raise CodegroundError(f"system prompt file not found: {path}")
+def _read_regular(path: Path) -> bytes:
+    """At most ``MAX_BYTES + 1`` bytes of a regular file, opened without blocking on a FIFO."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise CodegroundError(f"system prompt file not found: {path}") from None
+    except OSError as exc:
+        raise CodegroundError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe, device or socket)"
+        raise CodegroundError(f"system prompt file {path} is {what}: give a text file")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise CodegroundError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from None
+
+
+def read_prompt_file(path: str | Path, *, inside: str | Path | None = None) -> str:
+    """The text of a concept prompt file, or a one-line ``CodegroundError`` saying what is wrong with
+    it; with ``inside``, a file that (symlinks resolved) lies outside that folder is refused too."""
+    path = Path(path)
+    if inside is not None and not path.resolve().is_relative_to(Path(inside).resolve()):
+        raise CodegroundError(
+            f"system prompt file {path} links outside the repository (to {path.resolve()}): "
+            "a repository's prompt must be a file inside it"
+        )
+    data = _read_regular(path)
+    if len(data) > MAX_BYTES:
+        raise CodegroundError(
+            f"system prompt file {path} is over {MAX_BYTES:,} bytes; keep it under {MAX_CHARS:,} "
+            "characters (it shares the model's context with the quoted sources)"
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CodegroundError(f"system prompt file {path} is not UTF-8 text") from exc
-    except OSError as exc:
-        raise CodegroundError(f"cannot read system prompt file {path}: {exc.strerror or exc}") from exc
     text = text.strip()
     if not text:
         raise CodegroundError(
@@ -75,8 +110,8 @@ def resolve_concept_prompt(
     chosen = system_prompt or os.environ.get(ENV_VAR, "").strip() or None
     if chosen is None and repo_root is not None:
         candidate = repository_prompt_path(repo_root)
-        if candidate.exists():
-            chosen = candidate
+        if os.path.lexists(candidate):  # a dangling link is an error to report, not "no prompt"
+            return ConceptPrompt(read_prompt_file(candidate, inside=repo_root), str(candidate))
     if chosen is None:
         return ConceptPrompt(DEFAULT_CONCEPT_PROMPT, "default")
     return ConceptPrompt(read_prompt_file(chosen), str(chosen))

@@ -53,7 +53,7 @@ class RoleError(ValueError):
 # `premise` and `flags` came later, and a YAML without them simply has none).
 _LEGACY_QUERY = {
     "documents": ["reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"],  # the first present
-    "generation": ["premise", "prompt", "llm", "grounding", "flags"],
+    "generation": ["premise", "excerpts", "prompt", "llm", "grounding", "flags"],
     "notices": ["rewriter", "ranker", "premise", "llm", "grounding", "flags"],
     "rewriter": ["rewriter"],
     "top_k": ["reseat"],

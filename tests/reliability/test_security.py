@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from codeground.components.escaping import for_prompt_attribute, for_prompt_body
 from tests.conftest import PLANTED_SECRETS, make_sample_repo
 from tests.reliability.helpers import (
     assert_no_traceback,
@@ -198,13 +199,14 @@ def test_instructions_in_a_repository_file_reach_the_model_only_as_quoted_excerp
         if meta["file_path"] != "docs/notes/maintenance.md":
             continue
         header = (
-            f'<excerpt file="{meta["file_path"]}" lines="{meta["start_line"]}-{meta["end_line"]}" '
-            f'symbol="{meta["symbol"]}">'
+            f'<excerpt file="{for_prompt_attribute(meta["file_path"])}" '
+            f'lines="{meta["start_line"]}-{meta["end_line"]}" '
+            f'symbol="{for_prompt_attribute(meta["symbol"])}">'
         )
         at = user.find(header)
         if at >= 0:
-            # the page's own closing tags are defused, so its text can never end the excerpt early
-            quoted = record["content"].replace("</excerpt", "<\\/excerpt")
+            # the page's own excerpt tags are defused, so its text can never end the excerpt early
+            quoted = for_prompt_body(record["content"])
             start = user.index(quoted, at + len(header))
             assert user[at + len(header) : start].strip() == "", "the excerpt does not follow its header"
             end = user.index("</excerpt>", start)

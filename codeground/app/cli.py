@@ -114,7 +114,10 @@ def _root() -> None:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    from codeground.components.escaping import one_line
+
+    # one line, whatever a file name or a server's reply inside the message holds
+    typer.secho(f"error: {one_line(message)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
 
 
@@ -322,13 +325,28 @@ def _check_question(question: str) -> None:
 
 
 def _check_k(k: int) -> None:
-    if k < 1:
-        _fail(f"-k must be a positive number of results, got {k}")
+    from codeground.app.query import MAX_RESULTS, check_k
+
+    try:
+        check_k(k)
+    except CodegroundError:
+        _fail(f"-k must be a whole number from 1 to {MAX_RESULTS}, got {k}")
 
 
 def _print_notices(notices: list[str]) -> None:
-    for notice in notices:
-        typer.secho(f"note: {notice}", fg=typer.colors.YELLOW, err=True)
+    from codeground.components.escaping import for_terminal
+
+    for notice in notices:  # they quote names from the repository and the model's answer
+        typer.secho(f"note: {for_terminal(notice)}", fg=typer.colors.YELLOW, err=True)
+
+
+def _source_line(doc) -> str:
+    """``path:start-end  symbol`` of one source, on one line whatever the repository named it
+    (a newline or an escape sequence in a file name is written out, never sent to the terminal)."""
+    from codeground.components.escaping import one_line
+
+    meta = doc.meta
+    return one_line(f"{meta['file_path']}:{meta['start_line']}-{meta['end_line']}  {meta['symbol']}")
 
 
 @cli.command()
@@ -359,10 +377,7 @@ def search(
     else:
         for doc in result.documents:
             score = f"{doc.score:.3f}" if doc.score is not None else "-"
-            typer.echo(
-                f"{doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  "
-                f"{doc.meta['symbol']}  {score}"
-            )
+            typer.echo(f"{_source_line(doc)}  {score}")
         if not result.documents:
             typer.echo("no sources found")
     _print_notices(result.notices)
@@ -510,9 +525,10 @@ def query(
 ) -> None:
     """Answer a question from the repository: streamed answer, then the cited files, then notices."""
     from codeground.app.repair import marker
+    from codeground.components.escaping import for_terminal
 
-    def on_token(token: str) -> None:
-        sys.stdout.write(token)
+    def on_token(token: str) -> None:  # the model's text: its escape sequences are shown, not obeyed
+        sys.stdout.write(for_terminal(token))
         sys.stdout.flush()
 
     try:
@@ -530,9 +546,7 @@ def query(
         sys.stdout.write("\n")
     typer.echo("\nSources:")
     for doc in result.documents:
-        typer.echo(
-            f"  {doc.meta['file_path']}:{doc.meta['start_line']}-{doc.meta['end_line']}  {doc.meta['symbol']}"
-        )
+        typer.echo(f"  {_source_line(doc)}")
     _print_notices(result.notices)
     if result.answer is None:
         raise typer.Exit(2)

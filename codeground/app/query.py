@@ -47,11 +47,15 @@ from codeground.app.repair import (
 )
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
+from codeground.components.escaping import for_prompt_attribute
 from codeground.components.llm_errors import ollama_fix
 from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, Notice, kind_of
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
+# The most sources one search returns, for every caller (CLI, MCP, HTTP): more than a reader or a
+# model's context can use, and more than the pipelines' candidate pools hold.
+MAX_RESULTS = 50
 
 
 @dataclass
@@ -97,10 +101,23 @@ def check_question(question: str) -> None:
         )
 
 
+def check_k(k: object) -> int:
+    """A number of sources to return (an integer from 1 to ``MAX_RESULTS``), or a one-line error."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_RESULTS:
+        raise CodegroundError(f"k must be a whole number from 1 to {MAX_RESULTS}, got {k!r}")
+    return k
+
+
 def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
     """The live generation and its manifest, or a one-line error saying how to build one."""
     location = IndexDir(index_dir)
     gen = location.current()
+    if gen is None and location.path.exists() and not location.path.is_dir():
+        # `codeground index … --index-dir` refuses a file too: advise what works
+        raise CodegroundError(
+            f"no index in {location.path}: it is a file, not an index folder; pass --index-dir the "
+            "folder an index was built into (`codeground index PATH` builds PATH/.codeground)"
+        )
     if gen is None:
         raise CodegroundError(
             f"no index in {location.path}: run `{index_command(location.path, None)}` "
@@ -509,6 +526,7 @@ def _shown_to_model(docs: list[Any], messages: list[Any]) -> list[Any]:
 
     def quoted(d: Any) -> bool:  # the shipped <excerpt file=… lines=…> tag, or a `path:start-end` heading
         path, lines = d.meta["file_path"], f"{d.meta['start_line']}-{d.meta['end_line']}"
-        return f'file="{path}" lines="{lines}"' in rendered or f"{path}:{lines}" in rendered
+        tag = f'file="{for_prompt_attribute(path)}" lines="{for_prompt_attribute(lines)}"'
+        return tag in rendered or f"{path}:{lines}" in rendered
 
     return [d for d in docs if quoted(d)]

@@ -81,8 +81,14 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
         "the question is not UTF-8 text (byte 0xe9 at character 4)",
     ),
     ("-k abc", lambda c: ["search", "trainer", "-k", "abc", "--index-dir", c.idx], "Invalid value for '-k'"),
-    ("-k -1", lambda c: ["search", "trainer", "-k", "-1", "--index-dir", c.idx], "-k must be a positive"),
-    ("-k 0", lambda c: ["search", "trainer", "-k", "0", "--index-dir", c.idx], "-k must be a positive"),
+    ("-k -1", lambda c: ["search", "trainer", "-k", "-1", "--index-dir", c.idx], "-k must be a whole number"),
+    ("-k 0", lambda c: ["search", "trainer", "-k", "0", "--index-dir", c.idx], "-k must be a whole number"),
+    # MCP and HTTP refuse more than 50; the CLI returned the pipeline's 24 without a word
+    (
+        "-k 100000",
+        lambda c: ["search", "trainer", "-k", "100000", "--index-dir", c.idx],
+        "-k must be a whole number from 1 to 50, got 100000",
+    ),
     (
         "search-file -k abc",
         lambda c: ["search-file", c.files / "gold_no_sources.json", "--out", c.files / "o.json", "-k", "abc"],
@@ -90,9 +96,10 @@ BAD_INPUTS: list[tuple[str, Args, str]] = [
     ),
     ("missing index", lambda c: ["search", "trainer", "--index-dir", c.files / "none"], "no index in"),
     (
+        # it advised `codeground index PATH --index-dir <that file>`, which `index` refuses
         "--index-dir is a file",
         lambda c: ["search", "trainer", "--index-dir", c.repo / "NOTES.txt"],
-        "no index in",
+        "it is a file, not an index folder; pass --index-dir the folder an index was built into",
     ),
     ("--index-dir is the repository", lambda c: ["search", "trainer", "--index-dir", c.repo], "no index in"),
     ("--repo without an index", lambda c: ["query", "trainer", "--repo", c.files], "no index in"),

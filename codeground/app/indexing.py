@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from codeground.app.disk_space import disk_full_hint, folder_bytes
 from codeground.app.embedder_probe import check_document_probe, probe_document_embedder
 from codeground.app.errors import CodegroundError
 from codeground.app.index_dir import IndexDir, index_command
@@ -271,6 +272,7 @@ def run_index(
 
         if gen is None:
             gen = location.new_generation(copy_from=None)
+        done, total_files = 0, len(todo)
         try:
             result.generation = gen
             stages = IndexStages(resolve(data, index_dir=gen))
@@ -391,9 +393,23 @@ def run_index(
                 embedder_export=export,
             )
             manifest.save(gen)
-        except BaseException:
+        except BaseException as exc:
             # leave CURRENT untouched; the half-built generation is removed now or by the next run
+            hint = (
+                disk_full_hint(
+                    exc,
+                    location.path,
+                    written_bytes=folder_bytes(gen),
+                    done_files=done,
+                    total_files=total_files,
+                    previous_bytes=folder_bytes(current),
+                )
+                if isinstance(exc, Exception)
+                else ""
+            )
             location.discard(gen)
+            if hint:
+                raise CodegroundError(f"{exc}{hint}") from exc
             raise
         location.commit(gen)
         result.chunk_count = expected

@@ -325,12 +325,12 @@ def _check_question(question: str) -> None:
 
 
 def _check_k(k: int) -> None:
-    from codeground.app.query import MAX_RESULTS, check_k
+    from codeground.app.repo_tools import MAX_K, check_k  # the one bound of every way in
 
     try:
         check_k(k)
     except CodegroundError:
-        _fail(f"-k must be a whole number from 1 to {MAX_RESULTS}, got {k}")
+        _fail(f"-k must be a whole number from 1 to {MAX_K}, got {k}")
 
 
 def _print_notices(notices: list[str]) -> None:

@@ -1,13 +1,27 @@
 """`codeground serve`: the repository over HTTP on Hayhooks, for any OpenAI-compatible chat front end.
 
 Two Hayhooks pipeline wrappers (``codeground/app/hayhooks_pipelines``) over one shared
-``RepositoryTools``: ``search`` (``POST /search/run``) and ``ask`` (``POST /ask/run``, and the
-OpenAI-compatible ``/v1/models`` + ``/v1/chat/completions`` with model ``ask``, streamed). The
-wrappers are loaded once at start-up in Hayhooks' durable mode, which has no deploy or undeploy
-routes: nobody can add a pipeline over HTTP. Tracing, the monitoring dashboard and cross-origin
-requests are off, and only codeground's routes answer (``Gate``). The server binds to 127.0.0.1
-unless told otherwise; with ``CODEGROUND_API_TOKEN`` set, every request needs
-``Authorization: Bearer <token>`` (401 otherwise).
+``RepositoryTools``: ``search`` (``POST /search/run``) and ``ask`` (``POST /ask/run``); the
+OpenAI-compatible ``/v1/models`` + ``/v1/chat/completions`` (model ``ask``, streamed or not) are
+codeground's own handlers (``codeground.app.openai_api``), which ``Gate`` serves in front of
+Hayhooks. The wrappers are loaded once at start-up in Hayhooks' durable mode, which has no deploy or
+undeploy routes: nobody can add a pipeline over HTTP. Tracing, the monitoring dashboard and
+cross-origin requests are off, and only codeground's routes answer (``Gate``). The server binds to
+127.0.0.1 unless told otherwise.
+
+Rules (``Gate``, before anything is parsed):
+- Token: with ``CODEGROUND_API_TOKEN`` set, every request needs ``Authorization: Bearer <token>``
+  (401 otherwise). The scheme is case-insensitive (RFC 7235: ``bearer`` is ``Bearer``); the token
+  is compared in constant time.
+- Size: a request body is at most :data:`MAX_BODY_BYTES`. A ``Content-Length`` over it is refused
+  with 413 before a byte of the body is read; a body without one is counted as it arrives and
+  refused with 413 as soon as it passes the cap. So no request can make the server hold more.
+- Work: the event loop only reads and parses bodies (small, by the cap); questions and searches run
+  in threads (Hayhooks runs a sync ``run_api`` in its thread pool, the chat handlers theirs), so one
+  client's request never holds another's, ``/status`` included.
+- Bad input: a body that does not fit a route's parameters (``k`` a float, a bool, infinity, out of
+  ``1..MAX_K``; a missing question) is a 422 whose ``detail`` is one line naming the field; a
+  question the pipeline refuses is a 400 with its one line. Neither is logged as a server error.
 
 The index is checked before anything loads (one line if unusable); every question opens the live
 generation (``EnginePool``), so a re-index is picked up between questions.
@@ -19,17 +33,16 @@ import hmac
 import json
 import os
 import threading
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from codeground.app.errors import CodegroundError
-from codeground.app.repair import marker
-from codeground.app.repo_tools import RepositoryTools, answer_of
+from codeground.app.repo_tools import RepositoryTools
 
 WRAPPERS_DIR = Path(__file__).resolve().parent / "hayhooks_pipelines"
 TOKEN_ENV = "CODEGROUND_API_TOKEN"
 _INDEX_ENV, _PIPELINE_ENV = "CODEGROUND_SERVE_INDEX_DIR", "CODEGROUND_SERVE_PIPELINE"
+MAX_BODY_BYTES = 1024 * 1024  # one question and its conversation fit many times over
 _tools: RepositoryTools | None = None
 _tools_lock = threading.Lock()
 
@@ -43,55 +56,6 @@ def shared_tools() -> RepositoryTools:
         return _tools
 
 
-def _turns(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
-    """The last user message's text and the conversation before it as plain turns."""
-
-    def text(message: dict[str, Any]) -> str:
-        content = message.get("content") or ""
-        if isinstance(content, list):  # OpenAI content parts
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        return str(content)
-
-    turns = [
-        {"role": m["role"], "content": text(m)} for m in messages if m.get("role") in ("user", "assistant")
-    ]
-    if not turns or turns[-1]["role"] != "user":
-        raise CodegroundError("the last message must be the user's question")
-    return turns[-1]["content"], turns[:-1]
-
-
-def chat_answer(tools: RepositoryTools, messages: list[dict[str, Any]]) -> Generator[str, None, None]:
-    """The streamed answer for an OpenAI chat request: tokens as the model writes them (a corrected
-    answer after a marked line: a stream cannot take back what it sent), then the cited
-    ``path:start-end`` list and a marked notices block. An error is one line in the stream."""
-    from codeground.app.engine_pool import stream_answer
-
-    try:
-        question, turns = _turns(messages)
-    except CodegroundError as exc:
-        yield f"error: {exc}"
-        return
-    streamed = False
-    for kind, value in stream_answer(tools.pool, tools.pipeline, question, turns):
-        if kind == "tokens":
-            streamed = True
-            yield value
-        elif kind == "repair":
-            yield marker(value)
-        elif kind == "error":
-            yield f"error: {value}"
-        elif kind == "result":
-            answer = answer_of(question, value)
-            if not streamed and answer.answer:
-                yield answer.answer  # a generator that does not stream
-            yield "\n\nSources:\n" + "\n".join(f"- {c}" for c in answer.citations)
-            notes = [*answer.notices]
-            if answer.unknown_identifiers and not any("not found in this repository" in n for n in notes):
-                notes.append(f"not found in this repository: {', '.join(answer.unknown_identifiers)}")
-            if notes:
-                yield "\n\n---\ncodeground notices:\n" + "\n".join(f"> {n}" for n in notes)
-
-
 def api_call(call, *args: Any) -> dict[str, Any]:
     """A ``run_api`` body: its result as JSON, a ``CodegroundError`` as a 400 with the one line."""
     from fastapi import HTTPException
@@ -102,45 +66,111 @@ def api_call(call, *args: Any) -> dict[str, Any]:
         raise HTTPException(status_code=400, detail=str(exc)) from None
 
 
+def validation_error(request, exc) -> Any:
+    """A body that does not fit a route's parameters: 422 with one line naming the field (FastAPI's
+    own reply echoes the input, and an input such as ``1e400`` (infinity) cannot be written as JSON)."""
+    from fastapi.responses import JSONResponse
+
+    error = (exc.errors() or [{}])[0]
+    if error.get("type") == "json_invalid":
+        line = "the request body is not valid JSON"
+    else:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        given = error.get("input")
+        got = f" (got {given!r:.60})" if isinstance(given, int | float | str | bool) else ""
+        line = f"{where}: {error.get('msg', 'invalid')}{got}"
+    return JSONResponse({"detail": line}, status_code=422)
+
+
 # The routes codeground serves; Hayhooks' others (file uploads, pipeline drawings, which would fetch a
 # renderer from the internet, the Responses API) answer 404.
-ROUTES = frozenset(
-    {
-        "/status",
-        "/search/run",
-        "/ask/run",
-        "/v1/models",
-        "/models",
-        "/v1/chat/completions",
-        "/chat/completions",
-    }
-)
+OPENAI_ROUTES = frozenset({"/v1/models", "/models", "/v1/chat/completions", "/chat/completions"})
+ROUTES = frozenset({"/status", "/search/run", "/ask/run"}) | OPENAI_ROUTES
 DOC_ROUTES = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect"})
 
 
-class Gate:
-    """ASGI middleware in front of Hayhooks: only :data:`ROUTES` (and the OpenAPI docs) answer, and
-    with a token every request needs ``Authorization: Bearer <token>`` (401 otherwise)."""
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> bytes | None:
+    """The token of an ``Authorization: Bearer <token>`` header, the scheme in any letter case."""
+    given = dict(headers).get(b"authorization", b"")
+    scheme, _, token = given.strip().partition(b" ")
+    return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
 
-    def __init__(self, app, token: str | None) -> None:
+
+class Gate:
+    """ASGI middleware in front of Hayhooks: only :data:`ROUTES` (and the OpenAPI docs) answer, the
+    token and the body size are checked (the module docstring's rules), and the OpenAI routes go to
+    codeground's handlers (``openai_api``), which answer errors in OpenAI's error shape."""
+
+    def __init__(self, app, token: str | None, openai_app=None) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.openai_app = openai_app
+        self.expected = token.encode() if token else None
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http":
-            if self.expected is not None:
-                given = dict(scope.get("headers") or []).get(b"authorization", b"")
-                if not hmac.compare_digest(given, self.expected):
-                    headers = [(b"www-authenticate", b"Bearer")]
-                    return await _reply(send, 401, "missing or wrong bearer token", headers)
-            if scope.get("path") not in ROUTES | DOC_ROUTES:
-                return await _reply(send, 404, "not found")
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        openai = scope.get("path") in OPENAI_ROUTES and self.openai_app is not None
+        if self.expected is not None:
+            given = bearer_token(scope.get("headers") or [])
+            if given is None or not hmac.compare_digest(given, self.expected):
+                headers = [(b"www-authenticate", b"Bearer")]
+                return await _reply(send, 401, "missing or wrong bearer token", openai, headers)
+        if scope.get("path") not in ROUTES | DOC_ROUTES:
+            return await _reply(send, 404, "not found", openai)
+        body = await _body_within_cap(scope, receive)
+        if body is None:
+            return await _reply(send, 413, _TOO_LARGE, openai)
+        await (self.openai_app if openai else self.app)(scope, _replay(body, receive), send)
 
 
-async def _reply(send, status: int, detail: str, headers: list | None = None) -> None:
-    body = json.dumps({"detail": detail}).encode()
+_TOO_LARGE = f"the request body is over {MAX_BODY_BYTES:,} bytes: send one question and its latest turns"
+
+
+async def _body_within_cap(scope, receive) -> bytes | None:
+    """The whole body, or ``None`` as soon as it is known to pass :data:`MAX_BODY_BYTES`."""
+    length = dict(scope.get("headers") or []).get(b"content-length")
+    if length is not None and (not length.strip().isdigit() or int(length) > MAX_BODY_BYTES):
+        return None  # refused before a byte is read
+    parts, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away
+            break
+        parts.append(message.get("body", b""))
+        size += len(parts[-1])
+        if size > MAX_BODY_BYTES:
+            return None
+        more = message.get("more_body", False)
+    return b"".join(parts)
+
+
+def _replay(body: bytes, receive):
+    """A ``receive`` that gives the read body once, then whatever the client does next (a disconnect)."""
+    given = False
+
+    async def replay():
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _reply(send, status: int, detail: str, openai: bool = False, headers: list | None = None) -> None:
+    if openai:
+        from codeground.app.openai_api import error_body
+
+        kind = {401: "authentication_error", 404: "invalid_request_error"}.get(
+            status, "invalid_request_error"
+        )
+        code = {401: "invalid_api_key", 413: "request_too_large"}.get(status)
+        body = error_body(status, detail, kind, code)
+    else:
+        body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), *(headers or [])]
+    headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -167,9 +197,14 @@ def build_app(index_dir: Path, pipeline: Path, *, token: str | None = None):
     # its warnings and errors still show, and a level the user set (HAYHOOKS_LOG_LEVEL or LOG) is kept
     if not (os.environ.get("HAYHOOKS_LOG_LEVEL") or os.environ.get("LOG")):
         os.environ["HAYHOOKS_LOG_LEVEL"] = "WARNING"
+    from fastapi.exceptions import RequestValidationError
     from hayhooks import create_app
 
-    return Gate(create_app(), token)
+    from codeground.app.openai_api import build_openai_app
+
+    app = create_app()
+    app.add_exception_handler(RequestValidationError, validation_error)
+    return Gate(app, token, build_openai_app(shared_tools))
 
 
 def serve(index_dir: Path, pipeline: Path, *, host: str = "127.0.0.1", port: int = 1416) -> None:

@@ -53,9 +53,6 @@ from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDEN
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
-# The most sources one search returns, for every caller (CLI, MCP, HTTP): more than a reader or a
-# model's context can use, and more than the pipelines' candidate pools hold.
-MAX_RESULTS = 50
 
 
 @dataclass
@@ -99,13 +96,6 @@ def check_question(question: str) -> None:
             f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
             "(quote only the lines that matter)"
         )
-
-
-def check_k(k: object) -> int:
-    """A number of sources to return (an integer from 1 to ``MAX_RESULTS``), or a one-line error."""
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_RESULTS:
-        raise CodegroundError(f"k must be a whole number from 1 to {MAX_RESULTS}, got {k!r}")
-    return k
 
 
 def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:

@@ -7,6 +7,10 @@ question goes through one ``EnginePool``, which opens the index's live generatio
 a server started before ``codeground index`` answers from the new generation on its next call, never
 mid-answer. ``get_source`` reads only files the index holds, inside the repository.
 
+Rule for ``k`` (how many sources a search returns): an integer from 1 to :data:`MAX_K`, defined here
+once for every way in (the MCP schema, ``POST /search/run``'s schema, the CLI's ``search -k``);
+``check_k`` refuses anything else (a bool, a float, infinity, a string) with one line.
+
 Usage:
 ```python
 from pathlib import Path
@@ -27,6 +31,16 @@ from pydantic import BaseModel, Field
 from codeground.app.errors import CodegroundError
 
 MAX_SOURCE_LINES = 400
+MAX_K = 50  # the most sources one search returns (see the module docstring)
+
+
+def check_k(k: object) -> int:
+    """``k`` if it is an integer from 1 to ``MAX_K``; a one-line ``CodegroundError`` otherwise."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise CodegroundError(f"k must be a whole number between 1 and {MAX_K}, got {k!r}")
+    if not 1 <= k <= MAX_K:
+        raise CodegroundError(f"k must be between 1 and {MAX_K}, got {k}")
+    return k
 
 
 class Source(BaseModel):
@@ -127,8 +141,7 @@ class RepositoryTools:
         return self.pool.get(self.pipeline)
 
     def search_code(self, question: str, k: int = 8) -> SearchResult:
-        if not 1 <= k <= 50:
-            raise CodegroundError(f"k must be between 1 and 50, got {k}")
+        check_k(k)
         result = self._engine().search(question, k=k)
         return SearchResult(
             question=question,

@@ -132,3 +132,86 @@ def test_get_source_reads_the_file_list_once_per_generation_and_sees_a_new_one_a
     with pytest.raises(CodegroundError, match="server.go: not a file of the indexed repository"):
         tools.get_source("server.go", 1, 1)
     assert len(reads) == 2
+
+
+def test_every_tool_parameter_has_a_description_and_its_bounds_in_the_schema_a_real_client_lists(index_dir):
+    """Listed over stdio by a real client: each parameter is described, ``k`` is an integer from 1 to
+    ``MAX_K`` (the one bound of every way in), lines start at 1, strings are not empty; a call that
+    breaks a bound (k = 51, true, 2.0, 1e400) is refused with the field named, before anything runs
+    (the schemas had had names and types only)."""
+    from codeground.app.query import MAX_QUESTION_CHARS
+    from codeground.app.repo_tools import MAX_K
+
+    calls = [("search_code", {"question": "fit", "k": k}) for k in (51, 0, True, 2.0, float("inf"))]
+    calls.append(("get_source", {"path": "pkg/trainer.py", "start_line": 0, "end_line": 1}))
+    tools, results = _session_calls(index_dir, dict(os.environ), calls)
+    schemas = {t.name: t.inputSchema["properties"] for t in tools}
+    for name, properties in schemas.items():
+        for param, schema in properties.items():
+            assert schema.get("description"), (name, param)
+    k = schemas["search_code"]["k"]
+    assert (k["type"], k["minimum"], k["maximum"], k["default"]) == ("integer", 1, MAX_K, 8)
+    question = schemas["search_code"]["question"]
+    assert (question["minLength"], question["maxLength"]) == (1, MAX_QUESTION_CHARS)
+    assert schemas["ask"]["question"] == question
+    assert schemas["get_source"]["start_line"]["minimum"] == 1 == schemas["get_source"]["end_line"]["minimum"]
+    assert (
+        schemas["get_source"]["path"]["minLength"] == 1 and schemas["find_symbol"]["name"]["minLength"] == 1
+    )
+    assert all(t.outputSchema for t in tools)  # the results' schemas are kept
+    for (_, arguments), result in zip(calls, results, strict=True):
+        assert result.isError, arguments
+        said = result.content[0].text
+        assert ("k" in said or "start_line" in said) and "\n" not in said.strip().split("\n")[0], said
+
+
+def test_text_content_escapes_repository_names_and_structured_content_keeps_them_exact(tmp_path):
+    """A file named ``<img …>.py``, ``two\\nlines.py`` or with a bidi override: the tool's text (what
+    clients show, or give a model) writes each control or bidi character out (``one_line``: a name
+    cannot split a line or reorder one), the structured content keeps the exact path ``get_source``
+    needs; a tool error naming such a path is one line too."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from codeground.app.mcp_server import build_server
+    from tests.app.fake_engine import BIDI_PATH, NEWLINE_PATH, ODD_SYMBOL, FakeEngine, tools_over
+
+    server = build_server(tmp_path / "idx", tmp_path / "q.yaml", tools_over(tmp_path, FakeEngine()))
+
+    async def main():
+        async with create_connected_server_and_client_session(server) as session:
+            found = await session.call_tool("search_code", {"question": "fit", "k": 3})
+            refused = await session.call_tool("search_code", {"question": "refuse x\n\u202e.py"})
+            return found, refused
+
+    found, refused = anyio.run(main)
+    assert not found.isError
+    exact = [s["path"] for s in found.structuredContent["sources"]]
+    assert (
+        NEWLINE_PATH in exact
+        and BIDI_PATH in exact
+        and found.structuredContent["sources"][0]["symbol"] == ODD_SYMBOL
+    )
+    text = found.content[0].text
+    assert "\u202e" not in text and "\\u202e" in text
+    shown = json.loads(text)["sources"]
+    assert [s["path"] for s in shown][1:] == ["two\\nlines.py", "rtl\\u202eyp.txt"]
+    assert (
+        shown[0]["symbol"] == "<b>fit</b>\\nInjected: line"
+        and shown[0]["text"] == "def fit(data):\n    return data\n"
+    )
+    assert (
+        refused.isError
+        and "\n" not in refused.content[0].text
+        and "refuse x\\n\\u202e.py: refused" in refused.content[0].text
+    )
+
+
+@pytest.mark.parametrize("k", [0, 51, -1, True, 3.0, float("inf"), float("nan"), "3", None])
+def test_the_one_k_bound_refuses_anything_but_a_whole_number_from_1_to_max_k(k):
+    """``repo_tools.check_k`` is the bound behind every way in, even for a caller that skips a schema."""
+    from codeground.app.errors import CodegroundError
+    from codeground.app.repo_tools import MAX_K, check_k
+
+    assert check_k(1) == 1 and check_k(MAX_K) == MAX_K
+    with pytest.raises(CodegroundError, match=f"between 1 and {MAX_K}"):
+        check_k(k)

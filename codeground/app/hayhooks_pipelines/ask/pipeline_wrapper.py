@@ -1,26 +1,25 @@
-"""Hayhooks wrapper `ask`: POST /ask/run and the OpenAI-compatible chat (model `ask`).
+"""Hayhooks wrapper `ask`: POST /ask/run, the grounded answer as JSON (the same fields as MCP's `ask`).
 
-The answer streams token by token; it ends with the cited ``path:start-end`` list and, when the
-pipeline had anything to say (a rewritten follow-up, a reranker it could not load, names found
-nowhere in the repository), a marked block of notices.
+The OpenAI-compatible chat with model ``ask`` is not this wrapper's: ``codeground.app.openai_api``
+serves it in front of Hayhooks (status codes, ``[DONE]``, usage, escaped sources).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-
 from hayhooks import BasePipelineWrapper
 
-from codeground.app.http_server import api_call, chat_answer, shared_tools
+from codeground.app.http_server import api_call, shared_tools
 
 
 class PipelineWrapper(BasePipelineWrapper):
+    skip_a2a = True
+
     def setup(self) -> None:
         self.tools = shared_tools()
 
     def run_api(self, question: str) -> dict:
-        """Answer a question from the repository only, citing path:start-end for every source used."""
-        return api_call(self.tools.ask, question)
+        """Answer a question from the repository only, citing path:start-end for every source used.
 
-    def run_chat_completion(self, model: str, messages: list[dict], body: dict) -> Generator[str, None, None]:
-        return chat_answer(self.tools, messages)
+        :param question: the question, at most 4,000 characters
+        """
+        return api_call(self.tools.ask, question)

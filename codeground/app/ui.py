@@ -102,7 +102,13 @@ def build_app(
     choices = pipeline_choices(default_pipeline, pipelines)
     default_label = next(iter(choices))
 
-    def status_for(label: str) -> str:
+    def picked(label: Any) -> str:
+        """The picker's value as the client sent it: a known label, else the default (a client
+        may send anything: a list, a number, a name no picker offers)."""
+        return label if isinstance(label, str) and label in choices else default_label
+
+    def status_for(label: Any) -> str:
+        label = picked(label)
         try:
             return index_status(pool.get(choices[label]), label)
         except CodegroundError as exc:
@@ -111,7 +117,7 @@ def build_app(
     def run_turn(question: str, chat: list, history: list, label: str):
         """Yield ``(chat, added_turns, status)`` while one question is answered; ``added_turns`` is
         ``None`` until the end, then the plain turns the rewriter will see next time."""
-        label = label if label in choices else default_label
+        label = picked(label)
         chat = [*chat, {"role": "user", "content": question}]
         waiting = WARMING if not pool.ready(choices[label]) else "searching the repository…"
         chat.append({"role": "assistant", "content": format_partial("", status=waiting)})
@@ -155,7 +161,7 @@ def build_app(
                     added.append({"role": "assistant", "content": text})
                 yield chat, added, index_status(engine, label) if engine is not None else gr.skip()
 
-    def respond(message: str, chat: list, turns: list, label: str):
+    def respond(message: str, chat: list, turns: list, label: Any):
         question = (message or "").strip()
         chat, turns = list(chat or []), list(turns or [])
         if not question:
@@ -166,7 +172,7 @@ def build_app(
             yield ("" if first else gr.skip()), new_chat, (turns + added if added else gr.skip()), status_line
             first = False
 
-    def ask_again(chat: list, turns: list, label: str):
+    def ask_again(chat: list, turns: list, label: Any):
         """Ask the last question again (e.g. with another pipeline), with the history before it."""
         chat, turns = list(chat or []), list(turns or [])
         users = [i for i, t in enumerate(turns) if t["role"] == "user"]
@@ -177,8 +183,8 @@ def build_app(
         for new_chat, added, status_line in run_turn(question, chat, before, label):
             yield gr.skip(), new_chat, (turns + added if added else gr.skip()), status_line
 
-    def warm(label: str):
-        if label not in choices:
+    def warm(label: Any):
+        if not (isinstance(label, str) and label in choices):
             yield gr.skip()
             return
         if not pool.ready(choices[label]):

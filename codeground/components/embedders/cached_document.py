@@ -148,8 +148,10 @@ class CachedDocumentEmbedder:
 # How an identity is formed; a change to the rule below bumps it, so a fill made under the old rule
 # is made again (``revote_fill.needed``). 2: a local model folder is named by its content, not its
 # path (2026-12-03). 3: int8 exports compute in f32 (``openvino_encoder.INT8_COMPUTE``): vectors an
-# int8 export made in bf16 are not kept as its own (2026-12-05).
-IDENTITY_VERSION = 3
+# int8 export made in bf16 are not kept as its own (2026-12-05). 4: ``query.yaml``'s re-vote embeds
+# one text per inference (``BiEncoderRanker``'s rule, 2026-12-07): a fill made in batches of 32 kept
+# vectors no question looks up now, so the next ``codeground index`` fills again.
+IDENTITY_VERSION = 4
 
 
 def _identity(inner: Any) -> str:

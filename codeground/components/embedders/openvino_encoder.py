@@ -90,7 +90,8 @@ def batch_size_for(texts: int, batch_size: int, requests: int) -> int:
     requests (one per stream, each on its own cores) gets a batch when there are fewer texts than
     full batches for all of them. A question's 12 re-vote candidates in one batch of 32 ran on one
     of 2 streams: 320 ms; split 6 + 6, 165 ms (README, "No question waits for the re-vote's
-    vectors"). Bulk embedding keeps full batches."""
+    vectors"). Bulk embedding keeps full batches. (``query.yaml``'s re-vote now embeds one text per
+    inference, round-robin over the requests: ``BiEncoderRanker``'s rule.)"""
     return max(1, min(batch_size, -(-texts // max(1, requests))))
 
 

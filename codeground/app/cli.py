@@ -721,7 +721,8 @@ def bench(
     language: list[str] | None = typer.Option(
         None,
         "--language",
-        help="With --languages: only this language (typescript, go, rust, java, python).",
+        help="With --languages: only this language (typescript, go, rust, java, python); with --semble: "
+        "only repositories of this language (repos.json's names).",
     ),
     qdrant: bool = typer.Option(
         False,
@@ -729,9 +730,37 @@ def bench(
         help="Also measure index_qdrant.yaml + query_qdrant.yaml (local mode) in the same run, and a "
         "scale simulation (the collection copied 10×).",
     ),
+    semble: Path | None = typer.Option(
+        None,
+        "--semble",
+        help="Instead of vLLM: semble's code-search benchmark in DIR (../shared/bench-data/semble's "
+        "layout): NDCG@10 per repository, language and category beside semble's published figures "
+        "(--pipeline default: query.yaml; --work-dir default: ~/.cache/codeground/semble-bench).",
+    ),
+    side_by_side: Path | None = typer.Option(
+        None,
+        "--side-by-side",
+        help="With --semble: also score another system's ranked results (the JSON of "
+        "benchmarks/semble_side_by_side.py) with the same scorer.",
+    ),
+    repo_name: list[str] | None = typer.Option(
+        None, "--repo-name", help="With --semble: only this repository (repos.json's name)."
+    ),
+    reindex: bool = typer.Option(
+        False, "--reindex", help="With --semble: index each repository from scratch, not incrementally."
+    ),
+    json_out: Path | None = typer.Option(
+        None, "--json", help="With --semble: write the report here (default: <work-dir>/report.json)."
+    ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
+
+    if semble is not None:
+        _bench_semble(
+            semble, work_dir, index_pipeline, pipeline, language, repo_name, side_by_side, reindex, json_out
+        )
+        return
 
     if languages or language:
         _bench_languages(work_dir, index_pipeline, pipeline, language)
@@ -836,6 +865,48 @@ def _bench_languages(
     out = cache / "bench" / "languages" / "report.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), "languages": results}, indent=2))
+    typer.echo(f"report: {out}")
+
+
+def _bench_semble(
+    data_dir: Path,
+    work_dir: Path | None,
+    index_pipeline: Path | None,
+    pipeline: list[Path] | None,
+    language: list[str] | None,
+    repo_name: list[str] | None,
+    side_by_side: Path | None,
+    reindex: bool,
+    json_out: Path | None,
+) -> None:
+    import json
+
+    from codeground.app.bench import DEFAULT_CACHE
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+    from codeground.app.semble_bench import report_lines, run_semble_bench
+
+    work = work_dir or DEFAULT_CACHE / "semble-bench"
+    if side_by_side is not None and not side_by_side.is_file():
+        _fail(f"no such file: {side_by_side}")
+    try:
+        report = run_semble_bench(
+            data_dir,
+            work,
+            index_pipeline or DEFAULT_INDEX_PIPELINE,
+            pipeline or [PIPELINES_DIR / "query.yaml"],
+            languages=language,
+            names=repo_name,
+            side_by_side=side_by_side,
+            reindex=reindex,
+            on_stage=lambda stage: typer.echo(f"[{time.strftime('%H:%M:%S')}] {stage}", err=True),
+        )
+    except CodegroundError as exc:
+        _fail(str(exc))
+    out = json_out or work / "report.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    for line in report_lines(report):
+        typer.echo(line)
     typer.echo(f"report: {out}")
 
 

@@ -269,8 +269,8 @@ def test_an_index_run_frees_the_contents_of_the_files_it_has_written(tmp_path, m
     held: list[int] = []
     walk, chunk = RepositoryWalker.run, _ChunkStage.run
 
-    def recording_walk(self, root):
-        out = walk(self, root)
+    def recording_walk(self, root, **kwargs):
+        out = walk(self, root, **kwargs)
         walked.extend(weakref.ref(f) for f in out["files"])
         return out
 

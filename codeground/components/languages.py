@@ -6,10 +6,10 @@ definitions and which hold members (``Class.method``), how a doc comment is writ
 are its tests (the fusion's layout priors) and the standard-library names an answer may use without
 the repository defining them (the grounding check's allowlist).
 
-Definition node kinds map to how the name is found: ``"name"`` (the node's ``name`` field),
-``"go_method"`` (``Type.Method`` from the receiver), ``"declarator"`` (a ``const f = () => …``
-whose value is a function or class), ``"impl"`` (a Rust ``impl`` block: its members are
-``Type.method``), ``"type_spec"`` (a Go ``type`` declaration: named by its one spec).
+Definition node kinds map to a naming rule of :mod:`codeground.components.chunkers.syntax_names`
+(``"name"``: the node's ``name`` field, ``"go_method"``, ``"impl"``, ``"declarator_name"``, …). The six
+first languages are declared here; Ruby, PHP, C#, Kotlin, Scala, Swift, Elixir, Haskell, Lua, Zig,
+Bash, C and C++ are rows of :mod:`codeground.components.language_table`.
 
 Usage:
 ```python
@@ -29,6 +29,8 @@ from fnmatch import fnmatch
 from functools import cache
 from pathlib import PurePosixPath
 
+from codeground.components.language_table import LANGUAGE_ROWS
+
 # Function-like values that make ``const name = …`` a definition (TS/JS arrow functions and friends).
 JS_FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function", "class"}
@@ -46,7 +48,8 @@ class Language:
     entry: str = "language"  # its function returning the compiled language
     entries_by_suffix: tuple[tuple[str, str], ...] = ()  # e.g. (".tsx", "language_tsx")
     definitions: dict[str, str] = field(default_factory=dict)
-    # node kind -> field holding its members (``Class.member``); "" when the members are its children
+    # node kind -> field holding its members (``Class.member``); "" when the body is a child of a
+    # `bodies` kind
     containers: dict[str, str] = field(default_factory=dict)
     # containers whose own record is only written when it holds more than its header line
     quiet_containers: frozenset[str] = frozenset()
@@ -64,12 +67,26 @@ class Language:
     comment_kinds: frozenset[str] = frozenset({"comment"})
     # a doc comment: a block starting with "/**" directly above, or a run of line comments
     doc_block_prefix: str = "/**"
-    doc_line_prefix: str | None = None
+    doc_line_prefix: str | tuple[str, ...] | None = None
+    # leading attributes that are doc comments (Elixir's `@doc`), by how their text starts
+    doc_attributes: tuple[bytes, ...] = ()
+    # how a member's symbol is joined to its container's: `separator`, unless `separators` has
+    # "<ancestor or container kind>/<member kind>" or "<member kind>" (Ruby: `Circle#area`)
+    separator: str = "."
+    separators: dict[str, str] = field(default_factory=dict)
+    # body node kinds found among a container's children when its `containers` field is ""
+    bodies: frozenset[str] = frozenset()
+    # kinds that, written without a body (`namespace App\Geometry;`), qualify the definitions after them
+    namespaces: frozenset[str] = frozenset()
+    # definition kinds whose directly consecutive same-name definitions are one (Haskell equations)
+    merge_runs: frozenset[str] = frozenset()
     test_globs: tuple[str, ...] = ()
     stdlib: frozenset[str] = frozenset()
     # syntax the grammar wheel does not know yet, blanked (same length) before parsing: group 1 of
     # each pattern becomes spaces, so every offset still points into the original text
     masks: tuple[str, ...] = ()
+    # the language a file is parsed as when this one's grammar reports an error (C's `.h` → C++)
+    fallback: str | None = None
 
     def entry_for(self, file_path: str) -> str:
         suffix = PurePosixPath(file_path).suffix.lower()
@@ -295,6 +312,8 @@ LANGUAGES: tuple[Language, ...] = (
     ),
 )
 
+LANGUAGES += tuple(Language(**row) for row in LANGUAGE_ROWS)  # Ruby … C++ (language_table)
+_BY_NAME: dict[str, Language] = {lang.name: lang for lang in LANGUAGES}
 _BY_SUFFIX: dict[str, Language] = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
 MIME_BY_SUFFIX: dict[str, str] = {ext: lang.mime for ext, lang in _BY_SUFFIX.items()}
 SOURCE_MIMES: tuple[str, ...] = tuple(dict.fromkeys(lang.mime for lang in LANGUAGES))
@@ -303,6 +322,11 @@ SOURCE_MIMES: tuple[str, ...] = tuple(dict.fromkeys(lang.mime for lang in LANGUA
 def language_for(file_path: str) -> Language | None:
     """The language of a file by its suffix, or ``None`` when tree-sitter does not parse it here."""
     return _BY_SUFFIX.get(PurePosixPath(file_path).suffix.lower())
+
+
+def language_named(name: str) -> Language:
+    """The language called ``name`` (``"cpp"``), as :attr:`Language.fallback` names one."""
+    return _BY_NAME[name]
 
 
 @cache

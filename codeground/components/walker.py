@@ -30,6 +30,7 @@ import pathspec
 from haystack import component, default_from_dict, default_to_dict
 from haystack.dataclasses import ByteStream
 
+from codeground.components.generated_dirs import GENERATED_DIR_NAMES  # pruned too, but counted
 from codeground.components.languages import MIME_BY_SUFFIX as LANGUAGE_MIMES
 from codeground.components.secret_files import is_secret_file
 from codeground.components.secret_scan import redact
@@ -61,11 +62,6 @@ PRUNED_DIR_NAMES: frozenset[str] = frozenset(
     ]
 )
 PRUNED_DIR_GLOBS: tuple[str, ...] = ("*.egg-info",)
-# Generated and vendored trees: pruned too, but counted (``report["pruned"]``: name -> directories),
-# since a user may wonder where their ``vendor/`` went.
-GENERATED_DIR_NAMES: frozenset[str] = frozenset(
-    ["node_modules", "bower_components", "dist", "build", "vendor", "target"]
-)
 # Minified bundles: skipped as ``minified`` by name, or when a parsed language's file has lines a
 # person does not write (mean over MINIFIED_MEAN_LINE chars in a file of at least 2 KB).
 MINIFIED_GLOBS: tuple[str, ...] = ("*.min.js", "*.min.mjs", "*.min.cjs", "*-min.js", "*.bundle.js")
@@ -92,14 +88,7 @@ DEFAULT_TEXT_EXTENSIONS: tuple[str, ...] = tuple(
         ".toml",
         ".yaml",
         ".yml",
-        ".sh",
-        ".bash",
-        ".c",
-        ".cc",
-        ".cpp",
-        ".cxx",
-        ".h",
-        ".hpp",
+        ".bats",
         ".cu",
         ".cuh",
         ".proto",
@@ -115,7 +104,7 @@ TEXT_FILE_NAMES: frozenset[str] = frozenset(
 TEXT_FILE_PREFIXES: tuple[str, ...] = ("Dockerfile.", "Containerfile.")
 
 MIME_BY_SUFFIX: dict[str, str] = {
-    **LANGUAGE_MIMES,  # .js .jsx .mjs .cjs .ts .tsx .go .rs .java: parsed by tree-sitter
+    **LANGUAGE_MIMES,  # every suffix of languages.LANGUAGES: parsed by tree-sitter
     ".py": "text/x-python",
     ".pyi": "text/x-python",
     ".ipynb": "application/x-ipynb+json",
@@ -202,8 +191,8 @@ class RepositoryWalker:
     1. Always pruned (not walked, not counted): directories named ``.git .hg .svn __pycache__
        .mypy_cache .pytest_cache .ruff_cache .tox .nox .venv venv env .env .eggs *.egg-info
        .ipynb_checkpoints .codeground site-packages .idea .vscode``. Generated and vendored trees
-       (``node_modules bower_components dist build vendor target``) are pruned as well, and counted
-       in ``report["pruned"]`` (directory name → how many).
+       (``generated_dirs``: ``node_modules dist build vendor target Pods _build deps .zig-cache``
+       …) are pruned as well, and counted in ``report["pruned"]`` (directory name → how many).
     2. Ignore rules, lowest to highest precedence, last match wins (git semantics, ``!`` negation
        included): ``.git/info/exclude``, ``.gitignore`` at every level (relative to its own
        directory, deeper files override shallower), then the user's patterns (``ignore`` plus the
@@ -218,8 +207,8 @@ class RepositoryWalker:
     4. Symlinks (to files or directories) are never followed; each counts as ``symlink``.
     5. Type by suffix: ``.py``/``.pyi`` → ``text/x-python``, ``.ipynb`` → ``application/x-ipynb+json``,
        ``.md``/``.markdown`` → ``text/markdown``, ``.rst`` → ``text/x-rst``, the tree-sitter languages
-       (``.js .jsx .mjs .cjs`` → ``text/javascript``, ``.ts .tsx .mts .cts`` → ``text/x-typescript``,
-       ``.go`` → ``text/x-go``, ``.rs`` → ``text/x-rust``, ``.java`` → ``text/x-java``),
+       (``languages.LANGUAGES``, one MIME type each: ``.js`` → ``text/javascript``, ``.go`` →
+       ``text/x-go``, ``.rb`` → ``text/x-ruby``, ``.h`` → ``text/x-c``, ``.cpp`` → ``text/x-c++``, …),
        ``text_extensions`` and build files (``Dockerfile*``, ``Makefile``, ...) → ``text/plain``;
        anything else is ``unsupported_type``.
     6. Content: over ``max_file_bytes`` → ``too_large`` (checked before reading); a NUL byte in the

@@ -157,7 +157,10 @@ def test_search_does_not_read_the_prompt(prompted_repo, tmp_path):
         # /dev/zero grew `query` to 2.8 GB in 6 s; a FIFO hung it: neither is a regular file
         (lambda d: Path("/dev/zero"), "not a regular file"),
         (lambda d: os.mkfifo(d / "fifo.md") or d / "fifo.md", "not a regular file"),
-        (lambda d: (d / "huge.md").write_text("x" * (10 * MAX_BYTES)) and d / "huge.md", "bytes; keep it under"),
+        (
+            lambda d: (d / "huge.md").write_text("x" * (10 * MAX_BYTES)) and d / "huge.md",
+            "bytes; keep it under",
+        ),
     ],
     ids=["missing", "empty", "not-utf8", "too-long", "a-directory", "dev-zero", "fifo", "huge"],
 )

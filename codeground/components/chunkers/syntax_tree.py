@@ -1,4 +1,5 @@
-"""JavaScript/TypeScript, Go, Rust and Java files → one record per definition, parsed by tree-sitter.
+"""Source files of every tree-sitter language → one record per definition (JS/TS, Go, Rust, Java, Ruby,
+PHP, C#, Kotlin, Scala, Swift, Elixir, Haskell, Lua, Zig, Bash, C, C++).
 
 One chunker for every language of :mod:`codeground.components.languages`; what differs per language
 (definition node kinds, members, doc comments) is data there. The rules are the Python chunker's:
@@ -7,6 +8,9 @@ One chunker for every language of :mod:`codeground.components.languages`; what d
   aliases, enums, structs, traits, ``const f = () => …`` (TS/JS), Go methods as ``Type.Method``
   (from the receiver), Rust functions inside ``impl Type`` / ``impl Trait for Type`` as
   ``Type.method``, nested types as ``Outer.Inner``. Functions inside functions stay in their parent.
+  Members are joined to their container with the language's separator (Ruby ``Circle#area``, PHP
+  ``App\\Geometry\\Circle::area``, C++ ``geometry::Circle::area``); a body-less namespace line (PHP,
+  C#) qualifies the definitions after it; Haskell equations of one function are one record.
   A definition without a name (``export default function () {}``) is ``default``.
 - A variable, constant or field declaration is a definition when it is documented (a doc comment
   on it) or exported (``export const schema = …``): then it is API; otherwise it is module or class text.
@@ -23,7 +27,8 @@ One chunker for every language of :mod:`codeground.components.languages`; what d
 - What lies between top-level definitions (constants, ``//!`` docs, package doc comments) becomes
   ``module`` records named after the file's path (``src/v4/core/api.ts`` → ``src.v4.core.api``); runs
   of imports and package lines alone are skipped.
-- A file that does not parse (tree-sitter reports an error node) becomes ``text`` records, as any
+- A file that does not parse (tree-sitter reports an error node; a C ``.h`` is tried as C++ first)
+  becomes ``text`` records, as any
   text file, and is listed in ``failed`` as ``syntax_error_as_text``: counted, never lost.
 - Ids are ``path:symbol:line``; one used twice (two overloads on one line) gets ``+<start_char>``.
 Every content is the exact slice ``text[start_char:end_char]``; oversize records are cut
@@ -40,8 +45,9 @@ from pathlib import PurePosixPath
 
 from haystack import Document, component
 
+from codeground.components.chunkers.syntax_names import NAMERS, declared_name, field_text
 from codeground.components.chunkers.text import PARSED_AS_TEXT, TextChunker
-from codeground.components.languages import JS_FUNCTION_VALUES, Language, grammar, language_for, masked
+from codeground.components.languages import Language, grammar, language_for, language_named, masked
 from codeground.components.records import Source, make_record, source_text
 
 logger = logging.getLogger(__name__)
@@ -70,43 +76,9 @@ class _Bytes:
         return self.char_starts[row] + len(self.data[start:byte].decode("utf-8", errors="ignore"))
 
 
-def _name(node) -> str | None:
-    named = node.child_by_field_name("name")
-    return named.text.decode("utf-8", errors="replace") if named is not None else None
-
-
-def _type_name(node) -> str | None:
-    """The base name of a type node: ``*Server`` → ``Server``, ``Point<T>`` → ``Point``, ``a::B`` → ``B``."""
-    if node is None:
-        return None
-    if node.type in ("type_identifier", "identifier", "primitive_type"):
-        return node.text.decode("utf-8", errors="replace")
-    for field in ("type", "name"):
-        inner = node.child_by_field_name(field)
-        if inner is not None and inner is not node:
-            return _type_name(inner)
-    for child in node.named_children:
-        found = _type_name(child)
-        if found:
-            return found
-    return None
-
-
-def _declared_name(node) -> str | None:
-    """The first name a declaration declares: ``var X = …`` / ``const ( X = … )`` / ``int X = 1, Y``."""
-    pending = [node]
-    while pending:
-        current = pending.pop(0)
-        named = current.child_by_field_name("name")
-        if named is not None and named.type.endswith("identifier"):
-            return named.text.decode("utf-8", errors="replace")
-        pending.extend(c for c in current.named_children if c.type.endswith(("_spec", "declarator")))
-    return None
-
-
 @component
 class SyntaxTreeChunker:
-    """Chunk JS/TS, Go, Rust and Java sources along their tree-sitter syntax trees (module docstring).
+    """Chunk the tree-sitter languages' sources along their syntax trees (module docstring).
 
     Usage:
     ```python
@@ -154,6 +126,9 @@ class SyntaxTreeChunker:
 
         data = text.encode("utf-8")
         tree = Parser(grammar(lang.grammar, lang.entry_for(file_path))).parse(masked(lang, data))
+        if tree.root_node.has_error and lang.fallback:  # a C++ header named `.h`
+            lang = language_named(lang.fallback)
+            tree = Parser(grammar(lang.grammar, lang.entry)).parse(masked(lang, data))
         if tree.root_node.has_error:
             logger.info("%s: syntax error; indexed as text", file_path)
             return None
@@ -195,22 +170,74 @@ class _Walk:
                 members.append(child)
         return members
 
-    def _definitions(self, members: list) -> tuple[dict[int, tuple[int, object, str]], set[int]]:
-        """``{index: (first attached index, definition node, name)}`` of a scope's definitions, and the
-        indexes of the comments and decorators that belong to them."""
+    def _definitions(self, members: list) -> tuple[dict[int, tuple[int, object, str, int]], set[int]]:
+        """``{index: (first attached index, definition node, name, last index)}`` of a scope's
+        definitions, and the indexes of the members that belong to them: comments and decorators
+        above, and the equations that continue a definition of :attr:`Language.merge_runs`."""
         claimed: set[int] = set()
-        defs: dict[int, tuple[int, object, str]] = {}
+        defs: dict[int, tuple[int, object, str, int]] = {}
+        previous: int | None = None  # the key of the definition that ends at members[i - 1]
         for i in range(len(members)):
+            if members[i].type in self.lang.namespaces and not self._body_nodes(members[i]):
+                continue  # `namespace App\Geometry;`: names what follows (scope), no record of its own
             found = self._member_definition(members, i)
-            if found is not None:
-                defs[i] = (self._attached_start(members, i, claimed), *found)
+            if found is None:
+                continue
+            inner, name = found
+            if previous is not None and defs[previous][3] == i - 1 and inner.type in self.lang.merge_runs:
+                first, before, before_name, _ = defs[previous]
+                if before_name == name and before.type == inner.type:  # `area (Square s) = …` goes on
+                    defs[previous] = (first, before, name, i)
+                    claimed.add(i)
+                    continue
+            defs[i] = (self._attached_start(members, i, claimed), inner, name, i)
+            previous = i
         return defs, claimed
 
-    def scope(self, node, *, prefix: str, module: bool, owner: str | None = None, found=None) -> None:
+    def _body_nodes(self, inner) -> list:
+        """The nodes holding a container's members: its :attr:`Language.containers` field (every
+        node under it: a Scala ``extension`` has one per method), or, when that is ``""``, its first
+        child of a :attr:`Language.bodies` kind (Kotlin's ``class_body``, Elixir's ``do_block``)."""
+        field = self.lang.containers.get(inner.type)
+        if field is None:
+            return []
+        if field:
+            return list(inner.children_by_field_name(field))
+        return [c for c in inner.named_children if c.type in self.lang.bodies][:1]
+
+    def _inside(self, inner) -> list:
+        """A container's members: those of its body, or its bodies themselves when they are definitions."""
+        bodies = self._body_nodes(inner)
+        if len(bodies) == 1 and self._definition(bodies[0]) is None:
+            return self._members(bodies[0])
+        return bodies
+
+    def _join(self, prefix: str, container: str, inner, name: str) -> str:
+        """``name`` qualified by its container's symbol with the language's separator: the first of
+        :attr:`Language.separators` ``"<ancestor kind>/<kind>"`` (a node between the member and its
+        container: Ruby's ``class << self``), ``"<container kind>/<kind>"``, ``"<kind>"``, else
+        :attr:`Language.separator`."""
+        if not prefix:
+            return name
+        table = self.lang.separators
+        parent, steps = inner.parent, 0
+        while parent is not None and steps < 4 and parent.type != container:
+            sep = table.get(f"{parent.type}/{inner.type}")
+            if sep is not None:
+                return f"{prefix}{sep}{name}"
+            parent, steps = parent.parent, steps + 1
+        sep = table.get(f"{container}/{inner.type}", table.get(inner.type, self.lang.separator))
+        return f"{prefix}{sep}{name}"
+
+    def scope(
+        self, node, *, prefix: str, module: bool, owner: str | None = None, container: str = "", found=None
+    ) -> None:
         """Records of the definitions among ``node``'s members and of the runs of other members
         between and after them (``module`` records at file level, ``impl`` records of ``owner`` in a
-        container, whose text before its first member is the container's own record). ``found``:
-        the members and their ``_definitions``, when the caller has them already."""
+        container of kind ``container``, whose text before its first member is the container's own
+        record); ``prefix``: the symbol members are qualified by. A body-less namespace line (PHP,
+        C#) qualifies the definitions after it. ``found``: the members and their ``_definitions``,
+        when the caller has them already."""
         if found is None:
             members = self._members(node)
             defs, claimed = self._definitions(members)
@@ -222,10 +249,13 @@ class _Walk:
                 if module or i != min(defs):  # a container's text before its first member is its own record
                     self._flush(run, module=module, owner=owner)
                 run = []
-                first, inner, name = defs[i]
-                self.definition(members, first, i, inner, f"{prefix}{name}")
+                first, inner, name, last = defs[i]
+                symbol = self._join(prefix, container, inner, name)
+                self.definition(members, first, i, last, inner, symbol)
             elif i not in claimed:
                 run.append(child)
+                if module and child.type in self.lang.namespaces:
+                    prefix, container = field_text(child) or prefix, child.type
         self._flush(run, module=module, owner=owner)
 
     def _flush(self, run: list, *, module: bool, owner: str | None) -> None:
@@ -258,31 +288,15 @@ class _Walk:
             return None
         found = self._named_definition(node)
         if found is None and documented and node.type in self.lang.documented:
-            name = _declared_name(node)
+            name = declared_name(node)
             return (node, name) if name else None
         return found
 
     def _named_definition(self, node) -> tuple[object, str] | None:
-        """``(node, name)`` by the language's definition rule for ``node``'s kind (module docstring)."""
+        """``(node, name)`` by the language's naming rule for ``node``'s kind (``syntax_names``)."""
         how = self.lang.definitions.get(node.type)
-        if how == "name":
-            return node, _name(node) or "default"
-        if how == "go_method":
-            receiver = _type_name(node.child_by_field_name("receiver"))
-            name = _name(node) or "default"
-            return node, f"{receiver}.{name}" if receiver else name
-        if how == "impl":
-            return node, _type_name(node.child_by_field_name("type")) or "impl"
-        if how == "type_spec":  # `type X …`; a grouped `type ( … )` is looked through instead
-            specs = [c for c in node.named_children if c.type in ("type_spec", "type_alias")]
-            return (node, _name(specs[0]) or "default") if len(specs) == 1 else None
-        if how == "declarator":  # `const f = () => …`
-            for declarator in node.named_children:
-                value = declarator.child_by_field_name("value")
-                if declarator.type == "variable_declarator" and value is not None:
-                    if value.type in JS_FUNCTION_VALUES:
-                        return node, _name(declarator) or "default"
-        return None
+        name = NAMERS[how](node) if how is not None else None
+        return (node, name) if name else None
 
     def _member_definition(self, members: list, i: int) -> tuple[object, str] | None:
         """``_definition`` of ``members[i]``, documented declarations included."""
@@ -294,7 +308,15 @@ class _Walk:
     def _documented(self, members: list, i: int) -> bool:
         """Whether a doc comment is attached to ``members[i]``."""
         first = self._attached_start(members, i, set())
-        return any(members[k].type in self.lang.comment_kinds for k in range(first, i))
+        return any(self._is_doc(members[k]) for k in range(first, i))
+
+    def _is_doc(self, node) -> bool:
+        """An attached member that documents: a comment, or an attribute of
+        :attr:`Language.doc_attributes` (Elixir's ``@doc``)."""
+        if node.type in self.lang.comment_kinds:
+            return True
+        prefixes = self.lang.doc_attributes
+        return bool(prefixes) and node.type in self.lang.leading and node.text.startswith(prefixes)
 
     def _attached_start(self, members: list, i: int, claimed: set[int]) -> int:
         """Index of the first member attached to the definition at ``i``: its decorators/attributes,
@@ -336,15 +358,13 @@ class _Walk:
         end_row = above.end_point[0] - (1 if above.end_point[1] == 0 else 0)  # a line comment's newline
         return below.start_point[0] - end_row <= 1
 
-    def definition(self, members: list, first: int, i: int, inner, symbol: str) -> None:
-        """The records of the definition ``members[i]`` (attached members from ``first``), then of its
-        members when it is a container."""
-        has_doc = any(members[k].type in self.lang.comment_kinds for k in range(first, i))
+    def definition(self, members: list, first: int, i: int, last: int, inner, symbol: str) -> None:
+        """The records of the definition ``members[i]`` (attached members from ``first``, continued
+        up to ``members[last]``), then of its members when it is a container."""
+        has_doc = any(self._is_doc(members[k]) for k in range(first, i))
         start = self._line_start(self._char(members[first].start_byte))
-        end = self._char(members[i].end_byte)
-        body_field = self.lang.containers.get(inner.type)
-        body = inner.child_by_field_name(body_field) if body_field else None
-        inside = self._members(body) if body is not None else []
+        end = self._char(members[last].end_byte)
+        inside = self._inside(inner) if inner.type in self.lang.containers else []
         defs, claimed = self._definitions(inside)
         own_end = end
         if defs:
@@ -352,7 +372,8 @@ class _Walk:
             own_end = self._trim_end(start, self._line_start(self._char(first_member.start_byte)))
         self._definition_records(inner, symbol, start, own_end, end, has_doc)
         if defs:
-            self.scope(body, prefix=f"{symbol}.", module=False, owner=symbol, found=(inside, (defs, claimed)))
+            found = (inside, (defs, claimed))
+            self.scope(None, prefix=symbol, module=False, owner=symbol, container=inner.type, found=found)
 
     def _definition_records(
         self, inner, symbol: str, start: int, own_end: int, end: int, has_doc: bool
@@ -360,7 +381,7 @@ class _Walk:
         text = self.text
         if own_end <= start or not text[start:own_end].strip():
             return
-        header_only = "\n" not in text[start:own_end].strip()
+        header_only = "\n" not in text[start:own_end].strip().removesuffix("{").strip()  # Allman too
         if inner.type in self.lang.quiet_containers and header_only and own_end < end:
             return
         if not has_doc:
@@ -393,10 +414,15 @@ class _Walk:
 
     def _signature_end(self, inner, own_end: int) -> int:
         """End of the line where the definition's body opens (its whole own text when it has none)."""
-        body = inner.child_by_field_name("body")
+        body = inner.child_by_field_name("body") or next(
+            (c for c in inner.named_children if c.type in self.lang.bodies), None
+        )
         if body is None:
             return own_end
         opened = self._char(body.start_byte)
+        line = self.text.rfind("\n", 0, opened)
+        if line > self._char(inner.start_byte) and not self.text[line + 1 : opened].strip():
+            return min(line, own_end)  # the body opens a line of its own (Ruby, Allman braces)
         line_end = self.text.find("\n", opened)
         line_end = len(self.text) if line_end < 0 else line_end
         return min(max(line_end, opened + 1), own_end)

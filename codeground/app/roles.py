@@ -50,13 +50,14 @@ class RoleError(ValueError):
 
 
 # A YAML written before roles were declared used these component names (every shipped YAML did;
-# `premise` and `flags` came later, and a YAML without them simply has none).
+# `premise`, `flags` and `file_spread` came later, and a YAML without them simply has none).
 _LEGACY_QUERY = {
-    "documents": ["reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"],  # the first present
+    # the first present
+    "documents": ["file_spread", "reseat", "floor", "ranker", "merge", "fusion", "bm25", "dense"],
     "generation": ["premise", "excerpts", "prompt", "llm", "grounding", "flags"],
     "notices": ["rewriter", "ranker", "premise", "llm", "grounding", "flags"],
     "rewriter": ["rewriter"],
-    "top_k": ["reseat"],
+    "top_k": ["file_spread", "reseat"],
     "prompt": ["prompt"],
     "answer": ["llm"],
     "grounding": ["grounding"],

@@ -134,7 +134,7 @@ def test_no_component_name_of_the_shipped_yamls_is_written_in_the_application():
             other_words.update(end.split(".", 1)[1] for end in (c["sender"], c["receiver"]))
         keys([spec.get("init_parameters") for spec in data["components"].values()])
     forbidden = role_names - other_words
-    assert {"reseat", "llm", "rewriter", "splitter", "chroma_writer", "bm25_writer"} <= forbidden
+    assert {"file_spread", "llm", "rewriter", "splitter", "chroma_writer", "bm25_writer"} <= forbidden
     offenders = []
     for source in APP.glob("*.py"):
         if source.name == "roles.py":

@@ -1,0 +1,1 @@
+"""Ranking the files behind the records: the order a code search's reader sees (issue 56)."""

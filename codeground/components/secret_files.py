@@ -9,11 +9,14 @@ Rules:
 - Matching ignores case (``Secrets.TOML`` and ``ID_RSA`` are refused on every file system: on
   macOS and Windows they *are* ``secrets.toml`` and ``id_rsa``).
 - A file named like source code or documentation that codeground parses (``CODE_SUFFIXES``:
-  Python, notebooks, Markdown, reST, the tree-sitter languages) is never a secret by name:
-  ``secrets.py`` is Django's settings module or Python's own ``secrets`` module, ``secret.go``,
+  Python, notebooks, Markdown, reST, the tree-sitter languages) is not a secret by a *wildcard*
+  row: ``secrets.py`` is Django's settings module or Python's own ``secrets`` module, ``secret.go``,
   ``credentials.ts`` and ``docs/secrets.md`` are code and prose *about* secrets. A key pasted in
-  one is still found and redacted by ``secret_scan`` (which covers every file). Other suffixes are
-  not exempt: ``secrets.sh``, ``secrets.h`` or ``secrets.ini`` are refused.
+  one is still found and redacted by ``secret_scan`` (which covers every file). Two exceptions:
+  shell scripts and C/C++ headers (``SETTINGS_SUFFIXES``) are where people keep secrets as
+  ``export``/``#define`` lines, so ``secrets.sh`` and ``secrets.h`` are refused; and a row that
+  names one file exactly (``wp-config.php``, ``arduino_secrets.h``) refuses it whatever its
+  suffix. Other suffixes are not exempt: ``secrets.ini`` is refused.
 - Not in the table on purpose: ``.env.example``-like names are still dotenv files (refused);
   ``*.crt``/``*.cer``/``*.asc`` (certificates, public keys and signatures are public; an armoured
   private key is caught by its ``BEGIN ... PRIVATE KEY`` line), ``auth.json``/``config.json``
@@ -109,9 +112,17 @@ SECRET_FILES: tuple[tuple[str, str], ...] = (
     ("wp-config.php", "WordPress database password"),
 )
 
-# Suffixes of the code and prose codeground parses: never a secret file by name (see the rules).
-CODE_SUFFIXES: frozenset[str] = frozenset(
-    {*LANGUAGE_MIMES, ".py", ".pyi", ".ipynb", ".md", ".markdown", ".rst"}
+# Parsed suffixes that hold settings as often as code: ``export KEY=...``, ``#define KEY "..."``.
+SETTINGS_SUFFIXES: frozenset[str] = frozenset({".sh", ".bash", ".h", ".hh", ".hpp", ".hxx", ".h++"})
+
+# Suffixes of the code and prose codeground parses: not a secret file by a wildcard row (see the rules).
+CODE_SUFFIXES: frozenset[str] = (
+    frozenset({*LANGUAGE_MIMES, ".py", ".pyi", ".ipynb", ".md", ".markdown", ".rst"}) - SETTINGS_SUFFIXES
+)
+
+# Rows that name one file exactly: they refuse it even with a code suffix.
+_EXACT_NAMES: frozenset[str] = frozenset(
+    p for p, _ in SECRET_FILES if "/" not in p and not any(c in p for c in "*?[")
 )
 
 
@@ -128,6 +139,8 @@ def is_secret_file(path: str) -> bool:
     """Whether the file at ``path`` (POSIX, relative to the repository root) is a secret store."""
     low = path.lower()
     name = low.rsplit("/", 1)[-1]
+    if name in _EXACT_NAMES:
+        return True
     if os.path.splitext(name)[1] in CODE_SUFFIXES:
         return False
     return _union(False).match(name) is not None or ("/" in low and _union(True).match(low) is not None)

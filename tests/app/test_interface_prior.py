@@ -62,7 +62,14 @@ def without_rule(index_dir, tmp_path_factory) -> Path:
         yaml.safe_dump(
             {
                 "extends": str(PIPELINES_DIR / "hybrid_norerank.yaml"),
-                "set": {"components.asked_interface.init_parameters.usage_factor": 1.0},
+                # the file ranking does the same for files (examples count less, one record
+                # per file first): off too, so the record order is the rule's alone
+                "set": {
+                    "components.asked_interface.init_parameters.usage_factor": 1.0,
+                    "components.file_roles.init_parameters.examples": 1.0,
+                    "components.coherence.init_parameters.boost": 0.0,
+                    "components.file_spread.init_parameters.decay": 1.0,
+                },
             }
         )
     )

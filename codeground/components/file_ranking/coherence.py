@@ -7,7 +7,11 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.file_ranking.named_definition import names_code_in_a_sentence
+from codeground.components.file_ranking.named_definition import (
+    is_symbol_query,
+    names_code_in_a_sentence,
+    symbol_names,
+)
 
 
 @component
@@ -19,7 +23,9 @@ class FileCoherence:
     lifted in proportion to its file's total (the file with the most evidence by ``boost`` × the
     best score, others by their share). Only one record per file moves: the list does not fill with
     one file's records. A sentence naming code asks for a record, not a file: nothing moves
-    (``names_code_in_a_sentence``). Order: by the new scores, ties as they came; the documents are copies.
+    (``names_code_in_a_sentence``). A question that is one identifier counts as evidence only the
+    records that write it (the file that uses the name most, not the file with most records near
+    it). Order: by the new scores, ties as they came; the documents are copies.
 
     Usage:
     ```python
@@ -46,13 +52,18 @@ class FileCoherence:
         if not documents or names_code_in_a_sentence(query):
             return {"documents": list(documents)}
         best = max(d.score or 0.0 for d in documents)
+        name = symbol_names(query)[1] if is_symbol_query(query) else None
         totals: dict[str, float] = {}
         leader: dict[str, int] = {}
         for i, doc in enumerate(documents):
             path = doc.meta.get("file_path", "")
+            if name is not None and name not in (doc.content or ""):
+                continue
             totals[path] = totals.get(path, 0.0) + (doc.score or 0.0)
             if path not in leader or (doc.score or 0.0) > (documents[leader[path]].score or 0.0):
                 leader[path] = i
+        if not totals:
+            return {"documents": list(documents)}
         top = max(totals.values()) or 1.0
         lifted = {i: self.boost * best * totals[path] / top for path, i in leader.items()}
         out = [replace(d, score=(d.score or 0.0) + lifted.get(i, 0.0)) for i, d in enumerate(documents)]

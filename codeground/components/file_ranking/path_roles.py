@@ -9,6 +9,7 @@ from typing import Any
 
 from haystack import Document, component
 
+from codeground.components.file_ranking.named_definition import is_symbol_query, symbol_names
 from codeground.components.identifiers import tokenize
 from codeground.components.languages import language_for
 
@@ -68,6 +69,11 @@ def _superseded(paths: set[str]) -> set[str]:
     return {path for path, (parent, n) in located.items() if n < max(versions[parent])}
 
 
+def _role_key(doc: Document) -> tuple[str, bool]:
+    """``(file, module text?)``: what a record's factor depends on."""
+    return doc.meta.get("file_path", ""), doc.meta.get("source_type") not in _DEFINITIONS
+
+
 @component
 class PathRolePrior:
     """Multiply each record's score by its file's role: tests, examples and legacy copies count less.
@@ -82,7 +88,10 @@ class PathRolePrior:
     package's entry file (``__init__.py``, ``index.ts``, ``mod.rs``: mostly imports and re-exports;
     a definition there is a definition) × ``entry``; a TypeScript
     declaration file (``.d.ts``) × ``declarations``. Documentation is never pushed down (a docs
-    question's answer is there). Order: by the new scores, ties as they came; the documents are copies.
+    question's answer is there). A question that is one identifier found written only in such
+    files (no candidate of the code itself contains it) has no code to yield to: the records that
+    contain it keep their scores (a helper only a notebook or a test calls is found there first).
+    Order: by the new scores, ties as they came; the documents are copies.
 
     Usage:
     ```python
@@ -155,14 +164,10 @@ class PathRolePrior:
         paths = {d.meta.get("file_path", "") for d in documents}
         old = _superseded(paths)
         factors: dict[str, float] = {}
-        out = []
         for doc in documents:
             path = doc.meta.get("file_path", "")
-            if doc.meta.get("source_type") == "docs":
-                out.append(replace(doc))
-                continue
-            key = (path, doc.meta.get("source_type") not in _DEFINITIONS)
-            if key not in factors:
+            key = _role_key(doc)
+            if doc.meta.get("source_type") != "docs" and key not in factors:
                 factors[key] = self.factor(
                     path,
                     asks_tests=asks_tests,
@@ -170,6 +175,26 @@ class PathRolePrior:
                     superseded=path in old,
                     module_text=key[1],
                 )
-            out.append(replace(doc, score=(doc.score or 0.0) * factors[key]))
+        kept = self._only_written_there(query, documents, factors)
+        out = []
+        for doc in documents:
+            if doc.meta.get("source_type") == "docs" or doc.id in kept:
+                out.append(replace(doc))
+            else:
+                out.append(replace(doc, score=(doc.score or 0.0) * factors[_role_key(doc)]))
         order = sorted(range(len(out)), key=lambda i: (-(out[i].score or 0.0), i))
         return {"documents": [out[i] for i in order]}
+
+    @staticmethod
+    def _only_written_there(
+        query: str, documents: list[Document], factors: dict[tuple[str, bool], float]
+    ) -> set[str]:
+        """Ids of the records that contain the one identifier the question is, when no record of
+        the code itself (factor 1, not docs) contains it; empty otherwise."""
+        if not is_symbol_query(query):
+            return set()
+        name = symbol_names(query)[1]
+        holding = [d for d in documents if name in (d.content or "")]
+        if any(d.meta.get("source_type") != "docs" and factors[_role_key(d)] == 1.0 for d in holding):
+            return set()
+        return {d.id for d in holding}

@@ -127,6 +127,20 @@ def test_a_file_with_several_strong_records_lifts_only_its_best_one():
     assert _ids(out)[0] == "a" and {d.id: d.score for d in out}["b"] == 0.40
 
 
+def test_for_one_identifier_only_the_records_that_write_it_are_a_file_s_evidence():
+    docs = [
+        Document(id="nb", content="no_kernel_call()", score=0.50, meta={"file_path": "nb.ipynb"}),
+        *(
+            Document(id=f"n{i}", content=f"class C{i}:", score=0.45, meta={"file_path": "nested.py"})
+            for i in range(5)
+        ),
+    ]
+    out = FileCoherence(boost=0.4).run(documents=docs, query="no_kernel_call")["documents"]
+    assert _ids(out)[0] == "nb" and {d.id: d.score for d in out}["n0"] == 0.45
+    spread = FileCoherence(boost=0.4).run(documents=docs, query="How are classes nested?")["documents"]
+    assert _ids(spread)[0] == "n0"  # a sentence: every record is evidence
+
+
 # FileSaturation
 def test_each_further_record_of_a_file_counts_less_and_top_k_per_run_wins():
     docs = [

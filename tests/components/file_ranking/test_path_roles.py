@@ -95,3 +95,16 @@ def test_a_folder_named_sample_is_code_not_an_example():
         "vllm/v1/sample/rejection_sampler.py",
         "vllm/spec_decode/eagle.py",
     ]
+
+
+def test_an_identifier_written_only_in_examples_and_tests_keeps_their_records_in_place():
+    docs = [
+        Document(id="code", content="class C0: pass", score=0.43, meta={"file_path": "pkg/nested.py"}),
+        Document(id="nb", content="no_kernel_call()", score=0.45, meta={"file_path": "nb/tour.ipynb"}),
+        Document(id="t", content="no_kernel_call()", score=0.44, meta={"file_path": "tests/test_a.py"}),
+    ]
+    assert _order("no_kernel_call", docs) == ["nb", "t", "code"]  # nothing of the code to yield to
+    defined = Document(
+        id="def", content="def no_kernel_call(): ...", score=0.40, meta={"file_path": "pkg/calls.py"}
+    )
+    assert _order("no_kernel_call", [*docs, defined]) == ["code", "def", "nb", "t"]  # the code writes it

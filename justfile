@@ -14,11 +14,12 @@ export TOKENIZERS_PARALLELISM := "false"
 default:
     @just --list
 
-# create .venv and install codeground with its dev tools (idempotent)
+# create .venv and install codeground with its dev tools and the embedded answering runtime
+# (llama.cpp, compiled once: ~5 min on 2 cores; pip keeps the wheel) (idempotent)
 setup:
     test -x {{py}} || python3.11 -m venv {{venv}} || python3 -m venv {{venv}}
     {{py}} -m pip install -q --disable-pip-version-check "{{torch_spec}}"
-    {{py}} -m pip install -q --disable-pip-version-check -e ".[dev]"
+    {{py}} -m pip install -q --disable-pip-version-check -e ".[dev,llamacpp]"
 
 # index a repository (default: this checkout) into <repo>/.codeground
 index path="." *args="": setup

@@ -22,6 +22,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Answers come from Ollama's protocol (a fake on 127.0.0.1) unless a test chooses otherwise: the suite
+# never fetches or loads the embedded model by accident (the choice's tests set `auto` themselves);
+# pip, which fetches that model, reaches no index from a test.
+os.environ.setdefault("CODEGROUND_ANSWERS", "ollama")
+os.environ.setdefault("PIP_NO_INDEX", "1")
 # The suite measures the OpenVINO exports for `precision: auto` itself, busy as the machine is: that
 # choice is the suite's, never this machine's recorded one (subprocesses inherit this). The folder is
 # made only when none is given (`just test-avx2` gives its own) and removed when the run ends.

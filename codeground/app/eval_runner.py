@@ -183,7 +183,10 @@ def evaluate_answers(
 ) -> dict[str, Any]:
     """Run the full pipeline with answers: invented-identifier rate (of the answer the user sees and of
     the first answer, before a repair), repairs, refusals (by the model or by the evidence judge, which
-    asks no model), LLM failures, latency.
+    asks no model), LLM failures, latency (to the first streamed token and to the whole answer, the
+    model loaded once before: ``load_s``), and correctness: the share of answers with every key fact of
+    the question's reference answer (``answering.key_facts``; questions without a reference or without
+    facts are left out) and the mean share of facts found.
 
     With ``log``, every question's row is appended to that JSON-lines file as soon as it is answered,
     and a question already in it (same question id and pipeline) is not asked again: an interrupted run
@@ -191,6 +194,7 @@ def evaluate_answers(
     """
     import json
 
+    from codeground.app.answering.key_facts import facts_found, key_facts
     from codeground.app.query import QueryEngine
     from codeground.components.notices import NO_ANSWER, REPAIR_SKIPPED
 
@@ -202,17 +206,22 @@ def evaluate_answers(
             if row and row.get("pipeline") == name:
                 done[row["question_id"]] = row
     engine = None
+    load_s = None
     rows = []
     for q in questions:
         if q.question_id in done:
             rows.append(done[q.question_id])
             continue
         if engine is None:
+            t0 = time.perf_counter()
             engine = QueryEngine(index_dir, pipeline)
             engine.warm_up(with_answer=True)
+            load_s = time.perf_counter() - t0
+        first: list[float] = []  # when each token came; the first one is what counts
         t0 = time.perf_counter()
-        result = engine.answer(q.question)
+        result = engine.answer(q.question, on_token=lambda _t, seen=first: seen.append(time.perf_counter()))
         seconds = time.perf_counter() - t0
+        facts = key_facts(q.answer, q.question) if q.answer else []
         unknown = (result.grounding or {}).get("unknown", [])
         kinds = {kind_of(n) for n in result.notices}
         row = {
@@ -227,7 +236,11 @@ def evaluate_answers(
             "repaired_names": result.repaired,
             "first_answer": result.first_answer,
             "repair_skipped": REPAIR_SKIPPED in kinds,
+            "withheld": result.withheld is not None,
             "seconds": seconds,
+            "first_token_s": first[0] - t0 if first else None,
+            "facts": facts,
+            "facts_found": facts_found(result.answer or "", facts),
             "ended": time.time(),  # when it was answered (epoch seconds): places it in a run's log
             "answer": result.answer,
         }
@@ -247,10 +260,19 @@ def evaluate_answers(
         "mean_unknown": sum(len(r["unknown"]) for r in answered) / n,
         "repaired": sum(1 for r in answered if r["repaired"]),
         "repair_skipped": sum(1 for r in answered if r["repair_skipped"]),
+        # the refusal was the answer: asked again, the model still named what the repository lacks
+        "withheld": sum(1 for r in answered if r.get("withheld")),
         "refused": sum(1 for r in answered if r["refused"]),
         "not_asked": sum(1 for r in answered if r["not_asked"]),
         "refusal_rate": sum(1 for r in answered if r["refused"]) / n,
         "latency": latency_summary([r["seconds"] for r in rows]),
+        "first_token": latency_summary(
+            [r["first_token_s"] for r in rows if r.get("first_token_s") is not None]
+        ),
+        "load_s": load_s,
+        "with_facts": len(checked := [r for r in answered if r.get("facts")]),
+        "correct": sum(1 for r in checked if len(r["facts_found"]) == len(r["facts"])) / (len(checked) or 1),
+        "fact_recall": sum(len(r["facts_found"]) / len(r["facts"]) for r in checked) / (len(checked) or 1),
         "unknown_names": sorted({u for r in answered for u in r["unknown"]}),
         "per_question": rows,
     }

@@ -55,7 +55,7 @@ from codeground.app.repo_tools import (
 )
 from codeground.components.escaping import for_terminal, one_line
 
-MULTI_LINE_FIELDS = frozenset({"text", "answer"})
+MULTI_LINE_FIELDS = frozenset({"text", "answer", "withheld"})
 Question = Annotated[
     str,
     Field(

@@ -2,7 +2,10 @@
 
 - ``${ollama_url}`` becomes ``$OLLAMA_HOST`` (default ``http://localhost:11434``);
   ``${openai_base_url}`` / ``${openai_model}`` come from ``$CODEGROUND_OPENAI_BASE_URL`` /
-  ``$CODEGROUND_OPENAI_MODEL`` (defaults: Ollama's OpenAI-compatible endpoint, ``qwen2.5-coder:7b``).
+  ``$CODEGROUND_OPENAI_MODEL`` (defaults: Ollama's OpenAI-compatible endpoint, ``qwen2.5-coder:7b``);
+  ``${embedded_model}`` is the embedded answering model's GGUF (``$CODEGROUND_GGUF``, else the cached
+  one) and ``${cpu_threads}`` the CPUs this process may use (an integer: a value that is exactly one
+  placeholder takes its filler's type).
 - ``${index_dir}`` in any string value is replaced by the index generation directory, so one YAML
   serves every repository (``persist_path: ${index_dir}/chroma``); ``${generation}`` by its name
   (``gen-…``) and ``${previous_generation}`` by the name of the generation an incremental run
@@ -325,11 +328,30 @@ def gguf_model() -> str:
     return "set CODEGROUND_GGUF to a .gguf file"
 
 
-def _substitute(value: Any, replacements: dict[str, Callable[[], str]]) -> Any:
+def embedded_model() -> str:
+    """The GGUF of the embedded answering model: ``$CODEGROUND_GGUF``, else where ``fetch-model`` puts
+    ``answering.models.EMBEDDED`` (the answer choice fetches it before this is read)."""
+    from codeground.app.answering.models import embedded_model_path
+    from codeground.components.embedders.model_cache import cache_base
+
+    return str(embedded_model_path(cache_base()))
+
+
+def cpu_threads() -> int:
+    """The CPUs this process may run on (llama.cpp's default is half the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _substitute(value: Any, replacements: dict[str, Callable[[], Any]]) -> Any:
     if isinstance(value, str):
+        if value in replacements:  # the whole value: typed as its filler gives it (n_threads: 2)
+            return replacements[value]()
         for key, rep in replacements.items():
             if key in value:  # read (the environment, a package's files) only when a YAML names it
-                value = value.replace(key, rep())
+                value = value.replace(key, str(rep()))
         return value
     if isinstance(value, dict):
         return {k: _substitute(v, replacements) for k, v in value.items()}
@@ -377,6 +399,8 @@ def resolve(
         "${openai_base_url}": lambda: os.environ.get("CODEGROUND_OPENAI_BASE_URL") or f"{ollama_url()}/v1",
         "${openai_model}": lambda: os.environ.get("CODEGROUND_OPENAI_MODEL") or "qwen2.5-coder:7b",
         "${gguf_model}": gguf_model,
+        "${embedded_model}": embedded_model,
+        "${cpu_threads}": cpu_threads,
         "${qdrant_url}": qdrant_url,
     }
     if index_dir is not None:

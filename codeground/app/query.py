@@ -44,12 +44,21 @@ from codeground.app.repair import (
     premise_names_used,
     repaired_text,
     skipped_text,
+    withheld_notice,
+    withheld_text,
 )
 from codeground.app.roles import QueryRoles, RoleError
 from codeground.app.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
 from codeground.components.escaping import for_prompt_attribute
 from codeground.components.llm_errors import ollama_fix
-from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, Notice, kind_of
+from codeground.components.notices import (
+    REPAIR_SKIPPED,
+    REPAIRED,
+    UNKNOWN_IDENTIFIERS,
+    WITHHELD,
+    Notice,
+    kind_of,
+)
 
 # A longer question would crowd the sources (and the grounding contract) out of the model's context.
 MAX_QUESTION_CHARS = 4000
@@ -71,11 +80,19 @@ class QueryResult:
     first_answer: str | None = None  # the answer before a repair, when there was one
     repaired: list[str] = field(default_factory=list)  # the names the first answer was asked again about
     first_unknown: list[str] = field(default_factory=list)  # what the check found in the first answer
+    withheld: str | None = None  # an answer asked for again that still named what the repository lacks
 
     @property
     def cited_files(self) -> list[str]:
         """Files behind the sources, in retrieval order, each once."""
         return list(dict.fromkeys(d.meta["file_path"] for d in self.documents))
+
+
+class RepairAbandoned(BaseException):
+    """Raised from a repair's token callback once its answer was given up on: the generation stops
+    (an in-process model is then free for the next question instead of writing for no one). A
+    control signal, not an error (like ``GeneratorExit``): the stock llama.cpp generator logs and
+    swallows an ``Exception`` raised by its callback and writes on."""
 
 
 def check_question(question: str) -> None:
@@ -388,16 +405,17 @@ class QueryEngine:
         forward.set()
         box: dict[str, Any] = {}
 
+        def relay(token: str) -> None:  # kept until checked (repair.py); given up on, it stops writing
+            if not forward.is_set():  # so the model is free for what comes next
+                raise RepairAbandoned("the repair was given up on")
+
         def again() -> None:
             try:
-                box["result"] = self._answer_once(
-                    first.query,
-                    None,
-                    (lambda t: on_token(t) if forward.is_set() else None) if on_token else None,
-                    {PROMPT_VARIABLE: unknown},
-                )
+                box["result"] = self._answer_once(first.query, None, relay, {PROMPT_VARIABLE: unknown})
             except CodegroundError as exc:
                 box["error"] = str(exc)
+            except RepairAbandoned:
+                pass  # the question was answered without it
 
         worker = threading.Thread(target=again, name="codeground-repair", daemon=True)
         worker.start()
@@ -417,6 +435,20 @@ class QueryEngine:
             return first
         kept = [n for n in first.notices if kind_of(n) != UNKNOWN_IDENTIFIERS]
         notices = list(dict.fromkeys([*kept, Notice(REPAIRED, repaired_text(unknown)), *second.notices]))
+        still = list(
+            dict.fromkeys(
+                [
+                    *((second.grounding or {}).get("unknown") or []),
+                    *((second.flags or {}).get("unknown") or []),
+                    *premise_names_used(second.answer, second.premise),
+                ]
+            )
+        )
+        if still:
+            second.withheld, second.answer = second.answer, withheld_text(still)
+            notices.append(Notice(WITHHELD, withheld_notice(still)))
+        if on_token:
+            on_token(second.answer)
         second.question, second.notices = question, notices
         second.first_answer, second.repaired, second.first_unknown = first.answer, unknown, invented
         second.seconds = time.perf_counter() - t0

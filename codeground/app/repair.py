@@ -6,10 +6,14 @@ pipeline once more with those names passed to the prompt as ``not_in_repository`
 template then tells the model they do not exist in this repository material and shows the same
 excerpts). At most one retry. The retry must finish within what is left of ``budget_s`` (counted
 from the question): otherwise the first answer stands, marked as before, with a ``repair_skipped``
-notice. Whatever the second answer still names that the repository lacks is marked as usual; the
-grounding check itself is not changed. A query YAML turns it off with ``metadata.repair.enabled:
-false`` (or sets ``budget_s``); a caller with ``repair=False`` (``--no-repair``). A template without
-a ``not_in_repository`` variable cannot be told the names, so no repair is attempted with it.
+notice. The second answer is not streamed while it is written: it reaches the client once checked.
+A second answer that still names what the repository lacks is not the answer (a model that insists
+has invented it twice): the user gets ``withheld_text`` (the refusal, with the closest sources) and
+the invented answer only apart, behind a disclosure that says so (``QueryResult.withheld``; a
+``withheld`` notice); the grounding check itself is not changed. A query YAML turns it off with
+``metadata.repair.enabled: false`` (or sets ``budget_s``); a caller with ``repair=False``
+(``--no-repair``). A template without a ``not_in_repository`` variable cannot be told the names, so
+no repair is attempted with it.
 
 The question's premise (``QuestionPremise``) adds names of its own: what the question names that
 the repository lacks although the model was asked anyway (a proper noun it never mentions, such as
@@ -83,6 +87,19 @@ def repaired_text(names: list[str]) -> str:
 def skipped_text(names: list[str], why: str) -> str:
     """The notice of a repair that did not happen or did not finish."""
     return f"asking again without {', '.join(names)} failed ({why}); the first answer is shown, marked"
+
+
+def withheld_text(names: list[str]) -> str:
+    """The answer in place of a repaired answer that still names what the repository lacks."""
+    return (
+        f"This repository material does not answer the question: asked twice, the model named "
+        f"{', '.join(names)}, which this repository does not have. The closest sources are below."
+    )
+
+
+def withheld_notice(names: list[str]) -> str:
+    """The notice of an answer withheld (shown apart, never as the answer)."""
+    return f"the answer asked for again still named {', '.join(names)}: withheld, shown apart"
 
 
 def marker(names: list[str]) -> str:

@@ -74,6 +74,11 @@ class Answer(BaseModel):
     repaired: list[str] = Field(
         default_factory=list, description="names a first answer invented; it was asked for again without them"
     )
+    withheld: str | None = Field(
+        None,
+        description="the model's answer, not given as the answer: asked for again, it still named what the "
+        "repository lacks (the answer field then says the material does not answer)",
+    )
     notices: list[str]
 
 
@@ -117,6 +122,7 @@ def answer_of(question: str, result: Any) -> Answer:
         sources=sources,
         unknown_identifiers=list((result.grounding or {}).get("unknown", [])),
         repaired=list(result.repaired),
+        withheld=result.withheld,
         notices=list(result.notices),
     )
 

@@ -154,6 +154,7 @@ def build_app(
                         seconds=result.seconds,
                         empty_index=engine is not None and engine.manifest.chunk_count == 0,
                         unknown=(result.grounding or {}).get("unknown", ()),
+                        withheld=result.withheld,
                     ),
                 }
                 added = [{"role": "user", "content": question}]

@@ -192,12 +192,14 @@ def format_turn(
     seconds: float | None = None,
     empty_index: bool = False,
     unknown: Sequence[str] = (),
+    withheld: str | None = None,
 ) -> str:
     """A finished assistant message: answer, notices, sources, footer (empty parts left out).
 
     With no answer (LLM unreachable, model missing) the sources are still shown, and the notices say
     how to fix it. ``unknown`` (the grounding check's names found nowhere in the repository) are
-    marked where the answer names them.
+    marked where the answer names them. A ``withheld`` answer (asked for twice, it still named what
+    the repository lacks) is shown only folded, under a line that says so, its text inert.
     """
     parts = []
     if answer and answer.strip():
@@ -207,6 +209,10 @@ def format_turn(
     block = format_notices(notices)
     if block:
         parts.append(block)
+    if withheld and withheld.strip():
+        parts.append(
+            f"<details><summary>{WITHHELD_TITLE}</summary><pre>{_literal(withheld.strip())}</pre></details>"
+        )
     parts.append(format_sources(documents, empty_index=empty_index))
     if pipeline:
         parts.append(format_footer(pipeline, seconds))
@@ -222,6 +228,7 @@ def format_partial(answer_so_far: str, *, status: str = "") -> str:
 
 # -- identifiers the repository does not have --------------------------------------------------------
 UNKNOWN_TITLE = "not found in this repository"
+WITHHELD_TITLE = "The model's answer, withheld: it names what this repository does not have"
 _INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 # Markdown punctuation written as entities, so text inside inline ``<code>`` stays literal.
 _MD_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_[]~|"}

@@ -90,11 +90,15 @@ class LazyComponent:
     by the component at run time as a notice.
     """
 
-    def __init__(self, spec: Any, name: str) -> None:
+    def __init__(self, spec: Any, name: str, *, one_at_a_time: bool = False) -> None:
+        """``one_at_a_time``: ``run`` calls wait for the previous one to end (a model in this process,
+        such as llama.cpp's, is one native object: two generations at once corrupt its memory)."""
         self.spec = spec
         self.name = name
+        self.one_at_a_time = one_at_a_time
         self.instance: Any = None
         self.error: BaseException | None = None
+        self._turn = threading.Lock()
 
     def warm_up(self) -> bool:
         """Build once; True when the component is usable."""
@@ -113,3 +117,10 @@ class LazyComponent:
         if not self.warm_up():
             raise self.error  # type: ignore[misc]
         return self.instance
+
+    def run(self, **kwargs: Any) -> dict[str, Any]:
+        """The component's ``run(**kwargs)``, one call at a time when so built (and its build too)."""
+        if not self.one_at_a_time:
+            return self.get().run(**kwargs)
+        with self._turn:
+            return self.get().run(**kwargs)

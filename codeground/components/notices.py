@@ -29,6 +29,7 @@ UNKNOWN_IDENTIFIERS = "unknown_identifiers"  # the answer names what the reposit
 REPAIRED = "repaired"  # the model was asked once more without the names the repository lacks
 REPAIR_SKIPPED = "repair_skipped"  # that second call did not happen or did not finish in its budget
 NO_ANSWER = "no_answer"  # the retrieved material does not look like it answers: the model was not asked
+WITHHELD = "withheld"  # the answer asked for again still named what the repository lacks: not the answer
 
 KINDS = (
     REWRITTEN,
@@ -40,6 +41,7 @@ KINDS = (
     REPAIRED,
     REPAIR_SKIPPED,
     NO_ANSWER,
+    WITHHELD,
 )
 # what the user should read the notice as
 SEARCHED = frozenset({REWRITTEN, SEARCHED_AS_TYPED})
@@ -53,6 +55,7 @@ DEGRADED = frozenset(
         REPAIRED,  # the first answer invented names: worth a look even though it was answered again
         REPAIR_SKIPPED,
         NO_ANSWER,
+        WITHHELD,
     }
 )
 

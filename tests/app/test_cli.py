@@ -240,9 +240,10 @@ def test_eval_answers_reports_invented_names_refusals_and_unanswerable(
     answerable, refused = json.loads(report.read_text())
     assert answerable["questions"] == 2 and answerable["llm_failures"] == 0
     assert answerable["with_unknown"] == 0.5 and answerable["unknown_names"] == ["Trainer.fit_fast"]
-    assert answerable["refused"] == 0
-    # the invented name was asked for again once (repair) and named again: before and after agree
+    # the invented name was asked for again once (repair) and named again: before and after agree,
+    # and that answer is withheld (the user got the refusal: counted as one)
     assert answerable["first_with_unknown"] == 0.5 and answerable["repaired"] == 1
+    assert answerable["withheld"] == 1 and answerable["refused"] == 1
     assert refused["set"] == "unanswerable" and refused["refused"] == 1 and refused["not_asked"] == 0
 
 

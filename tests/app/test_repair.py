@@ -10,7 +10,8 @@ import pytest
 
 from codeground.app.pipelines import PIPELINES_DIR
 from codeground.app.query import QueryEngine
-from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, kind_of
+from codeground.app.repair import withheld_text
+from codeground.components.notices import REPAIR_SKIPPED, REPAIRED, UNKNOWN_IDENTIFIERS, WITHHELD, kind_of
 
 QUERY = PIPELINES_DIR / "query.yaml"
 INVENTED = "Call `Trainer.fit_fast(data)` to train."
@@ -50,15 +51,19 @@ def test_an_invented_method_is_repaired_on_the_second_call_and_the_notice_says_s
     assert "".join(tokens) == INVENTED + GROUNDED  # both streamed; the client was told in between
 
 
-def test_a_second_invention_keeps_the_marks(index_dir, fake_ollama, monkeypatch):
+def test_a_model_that_invents_again_is_withheld_and_the_user_gets_the_refusal(
+    index_dir, fake_ollama, monkeypatch
+):
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    fake_ollama.configure(
-        reply=lambda body: "Use `Trainer.train_all()`." if TOLD in _last_user(body) else INVENTED
-    )
-    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?")
-    assert result.grounding["unknown"] == ["Trainer.train_all"]
+    again = "Use `Trainer.train_all()`."
+    fake_ollama.configure(reply=lambda body: again if TOLD in _last_user(body) else INVENTED)
+    tokens: list[str] = []
+    result = QueryEngine(index_dir, QUERY).answer("How do I fit a Trainer?", on_token=tokens.append)
+    assert result.answer == withheld_text(["Trainer.train_all"]) and result.withheld == again
+    assert result.grounding["unknown"] == ["Trainer.train_all"] and result.documents  # closest sources
     kinds = [kind_of(n) for n in result.notices]
-    assert REPAIRED in kinds and UNKNOWN_IDENTIFIERS in kinds
+    assert REPAIRED in kinds and UNKNOWN_IDENTIFIERS in kinds and WITHHELD in kinds
+    assert "".join(tokens) == INVENTED + result.answer  # the second answer never streamed as the answer
     assert len(_chat_calls(fake_ollama)) == 2  # at most one retry
 
 
@@ -150,3 +155,27 @@ def test_an_answer_with_a_flag_the_repository_never_writes_is_asked_again(
     assert result.repaired == ["--fit-fast"] and result.flags["unknown"] == []
     calls = _chat_calls(fake_ollama)
     assert len(calls) == 2 and "--fit-fast" in _last_user(calls[1].body).split(TOLD, 1)[1]
+
+
+def test_a_repair_given_up_on_stops_writing_so_the_model_is_free_for_the_next_question(
+    index_dir, fake_ollama, monkeypatch, tmp_path
+):
+    import threading
+
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    variant = tmp_path / "query_quick_repair.yaml"
+    variant.write_text(f"extends: {QUERY}\nmetadata:\n  repair:\n    budget_s: 1.0\n")
+    long_second = GROUNDED + " More." * 400  # 800 tokens at 0.02 s: 16 s if nothing stopped it
+
+    fake_ollama.configure(
+        reply=lambda body: long_second if TOLD in _last_user(body) else INVENTED, token_delay=0.02
+    )
+    engine = QueryEngine(index_dir, variant)
+    engine.warm_up(with_answer=True)
+    result = engine.answer("How do I fit a Trainer?", on_token=lambda t: None)
+    assert REPAIR_SKIPPED in [kind_of(n) for n in result.notices]
+    for _ in range(50):  # its next token stops it (an in-process model would write on for no one)
+        if not any(t.name == "codeground-repair" and t.is_alive() for t in threading.enumerate()):
+            break
+        time.sleep(0.1)
+    assert not any(t.name == "codeground-repair" and t.is_alive() for t in threading.enumerate())

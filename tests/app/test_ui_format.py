@@ -334,3 +334,16 @@ def test_turn_marks_unknown_names_in_the_answer_only():
     assert out.count("<mark") == 1
     assert out.index("<mark") < out.index("not found in this repository: Trainer.fit_fast")
     assert format_turn("Use `Trainer.fit`.", documents=[TRAINER]).startswith("Use `Trainer.fit`.")
+
+
+def test_a_withheld_answer_is_shown_only_folded_under_a_line_saying_so_and_inert():
+    from codeground.app.ui_format import WITHHELD_TITLE
+
+    text = format_turn(
+        "The material does not answer it.", withheld="Use `Trainer.train_all()` <script>x</script>"
+    )
+    folded = text[text.index("<details>") :]
+    assert folded.startswith(f"<details><summary>{WITHHELD_TITLE}</summary><pre>")
+    assert "<script>" not in text and "&lt;script&gt;" in folded
+    assert text.index("The material does not answer it.") < text.index("<details>")  # the answer first
+    assert "<details><summary>" + WITHHELD_TITLE not in format_turn("ok")

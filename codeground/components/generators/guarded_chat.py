@@ -30,7 +30,10 @@ class GuardedChatGenerator:
     notice that says what to do (start Ollama, pull the model, …). Tokens already streamed stay
     streamed. With no sources at all (``documents`` connected and empty), or with a ``refusal``
     connected and set, the model is not called: the answer says the repository has nothing on it.
-    The generator is declared in YAML in its own serialized form.
+    The generator is declared in YAML in its own serialized form. With ``one_at_a_time`` a call
+    waits until the previous one has finished: a model in this process (llama.cpp) is one native
+    object, and two generations on it at once (a second client, or a repair still writing when the
+    next question came) corrupt its memory (the process died with SIGSEGV).
 
     Usage:
     ```python
@@ -45,12 +48,15 @@ class GuardedChatGenerator:
     ```
     """
 
-    def __init__(self, *, generator: dict[str, Any]) -> None:
+    def __init__(self, *, generator: dict[str, Any], one_at_a_time: bool = False) -> None:
         """
         :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
+        :param one_at_a_time: run one call at a time (for a generator that runs the model in this
+            process); the others wait their turn.
         """
         self.generator = generator
-        self._inner = LazyComponent(generator, "generator")
+        self.one_at_a_time = one_at_a_time
+        self._inner = LazyComponent(generator, "generator", one_at_a_time=one_at_a_time)
 
     def warm_up(self) -> None:
         """Build the stock generator (no network yet); a failure is reported by ``run``."""
@@ -91,11 +97,10 @@ class GuardedChatGenerator:
             }
         url, model = self._describe()
         try:
-            generator = self._inner.get()
             kwargs: dict[str, Any] = {"messages": messages}
             if streaming_callback is not None:
                 kwargs["streaming_callback"] = streaming_callback
-            replies = generator.run(**kwargs)["replies"]
+            replies = self._inner.run(**kwargs)["replies"]
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none crashes the answer
             logger.info("LLM call failed: %s", one_line(exc))
             openai = "api_base_url" in init_parameters(self.generator)

@@ -22,7 +22,8 @@ class PromptExcerpts:
     (``codeground.components.escaping``): the file path, the line range and the symbol go into the
     tag's quoted attributes (``for_prompt_attribute``: no quote, ``<``, ``>`` or newline survives, so
     a heading ``Setup"></excerpt>`` or a folder named ``inj"><`` cannot close the tag); the content
-    and the implementation (cut to ``impl_chars``) go inside the block (``for_prompt_body``: no
+    (cut to its whole lines within ``content_chars`` when set) and the implementation (cut to
+    ``impl_chars``) go inside the block (``for_prompt_body``: no
     ``<excerpt`` or ``</excerpt`` of any letter case survives, so nothing closes the block early or
     forges another). The template lays the blocks out; it never sees a raw repository string. The
     documents are not changed (the cited sources stay exact).
@@ -44,13 +45,28 @@ class PromptExcerpts:
     ```
     """
 
-    def __init__(self, *, max_excerpts: int = 8, impl_chars: int = 2000) -> None:
+    def __init__(
+        self, *, max_excerpts: int = 8, impl_chars: int = 2000, content_chars: int | None = None
+    ) -> None:
         """
         :param max_excerpts: how many of the sources (best first) the prompt quotes.
-        :param impl_chars: how much of a documented symbol's implementation (meta ``impl``) is quoted.
+        :param impl_chars: how much of a documented symbol's implementation (meta ``impl``) is quoted
+            (0: none).
+        :param content_chars: how much of each source's text is quoted, cut after its last whole line
+            that fits (``None``: all of it); the prompt budget of a model that reads slowly.
         """
+        if max_excerpts < 0 or impl_chars < 0 or (content_chars is not None and content_chars < 1):
+            raise ValueError("max_excerpts and impl_chars must be >= 0 and content_chars >= 1")
         self.max_excerpts = max_excerpts
         self.impl_chars = impl_chars
+        self.content_chars = content_chars
+
+    def _cut(self, text: str) -> str:
+        """``text``, or its whole lines that fit in ``content_chars`` (the first line's start if none)."""
+        if self.content_chars is None or len(text) <= self.content_chars:
+            return text
+        head = text[: self.content_chars]
+        return head[: head.rfind("\n")] if "\n" in head else head
 
     @component.output_types(excerpts=list[dict[str, str]])
     def run(self, documents: list[Document]) -> dict[str, Any]:
@@ -64,10 +80,10 @@ class PromptExcerpts:
                     "file": for_prompt_attribute(meta.get("file_path", "")),
                     "lines": _lines(meta.get("start_line", ""), meta.get("end_line", "")),
                     "symbol": for_prompt_attribute(meta.get("symbol") or ""),
-                    "content": for_prompt_body(doc.content or ""),
-                    "impl": for_prompt_body(impl[: self.impl_chars]) if impl else "",
+                    "content": for_prompt_body(self._cut(doc.content or "")),
+                    "impl": for_prompt_body(impl[: self.impl_chars]) if impl and self.impl_chars else "",
                     "impl_lines": _lines(meta.get("impl_start_line", ""), meta.get("impl_end_line", ""))
-                    if impl
+                    if impl and self.impl_chars
                     else "",
                 }
             )

@@ -54,17 +54,24 @@ class FollowUpRewriter:
     """
 
     def __init__(
-        self, *, generator: dict[str, Any], max_chars: int = 300, max_history_messages: int = 6
+        self,
+        *,
+        generator: dict[str, Any],
+        max_chars: int = 300,
+        max_history_messages: int = 6,
+        one_at_a_time: bool = False,
     ) -> None:
         """
         :param generator: the stock chat generator, serialized (``type`` + ``init_parameters``).
         :param max_chars: a rewrite longer than this is rejected.
         :param max_history_messages: how many of the latest history messages the model sees.
+        :param one_at_a_time: one rewrite at a time (a generator that runs the model in this process).
         """
         self.generator = generator
         self.max_chars = max_chars
         self.max_history_messages = max_history_messages
-        self._inner = LazyComponent(generator, "rewriter")
+        self.one_at_a_time = one_at_a_time
+        self._inner = LazyComponent(generator, "rewriter", one_at_a_time=one_at_a_time)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FollowUpRewriter:
@@ -92,8 +99,7 @@ class FollowUpRewriter:
             ),
         ]
         try:
-            generator = self._inner.get()
-            replies = generator.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
+            replies = self._inner.run(messages=messages, generation_kwargs={"temperature": 0})["replies"]
             raw = (replies[0].text or "") if replies else ""
         except Exception as exc:  # noqa: BLE001
             params = init_parameters(self.generator)

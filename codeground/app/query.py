@@ -88,6 +88,20 @@ class QueryResult:
         return list(dict.fromkeys(d.meta["file_path"] for d in self.documents))
 
 
+def _named_absent(result: QueryResult) -> list[str]:
+    """What ``result``'s answer names that the repository lacks: identifiers, flags, and the names the
+    premise found absent that it uses anyway (``repair``'s rule), each once."""
+    return list(
+        dict.fromkeys(
+            [
+                *((result.grounding or {}).get("unknown") or []),
+                *((result.flags or {}).get("unknown") or []),
+                *premise_names_used(result.answer, result.premise),
+            ]
+        )
+    )
+
+
 class RepairAbandoned(BaseException):
     """Raised from a repair's token callback once its answer was given up on: the generation stops
     (an in-process model is then free for the next question instead of writing for no one). A
@@ -379,8 +393,7 @@ class QueryEngine:
         first = self._answer_once(question, history, on_token, {})
         settings = RepairSettings.of(self.data)
         invented = list((first.grounding or {}).get("unknown") or [])
-        flags = list((first.flags or {}).get("unknown") or [])
-        unknown = list(dict.fromkeys([*invented, *flags, *premise_names_used(first.answer, first.premise)]))
+        unknown = _named_absent(first)
         pipeline = self.answer_pipeline
         can_tell = self.roles.prompt and PROMPT_VARIABLE in pipeline.inputs().get(self.roles.prompt, {})
         if (
@@ -435,15 +448,7 @@ class QueryEngine:
             return first
         kept = [n for n in first.notices if kind_of(n) != UNKNOWN_IDENTIFIERS]
         notices = list(dict.fromkeys([*kept, Notice(REPAIRED, repaired_text(unknown)), *second.notices]))
-        still = list(
-            dict.fromkeys(
-                [
-                    *((second.grounding or {}).get("unknown") or []),
-                    *((second.flags or {}).get("unknown") or []),
-                    *premise_names_used(second.answer, second.premise),
-                ]
-            )
-        )
+        still = _named_absent(second)
         if still:
             second.withheld, second.answer = second.answer, withheld_text(still)
             notices.append(Notice(WITHHELD, withheld_notice(still)))

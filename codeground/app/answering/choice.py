@@ -40,10 +40,8 @@ from codeground.app.pipelines import PIPELINES_DIR, ollama_url
 
 RUNTIMES = ("auto", "ollama", "openai", "embedded")
 PROBE_S = 0.5  # an Ollama on this machine answers /api/version in milliseconds
-SERVER_FIX = (
-    "start Ollama (`just ollama`), set CODEGROUND_OPENAI_BASE_URL to an OpenAI-compatible endpoint, "
-    "or fetch the embedded model once online (`codeground fetch-model qwen2.5-coder-0.5b`)"
-)
+SERVERS_FIX = "start Ollama (`just ollama`), set CODEGROUND_OPENAI_BASE_URL to an OpenAI-compatible endpoint"
+SERVER_FIX = f"{SERVERS_FIX}, or fetch the embedded model once online (`codeground fetch-model {EMBEDDED}`)"
 
 
 @dataclass(frozen=True)
@@ -80,25 +78,25 @@ def embedded_runtime_installed() -> bool:
 
 
 def _embedded(cache: Path, say: Callable[[str], None], fetch: bool) -> AnswerChoice:
-    ollama = AnswerChoice(PIPELINES_DIR / "query.yaml", "ollama")
+    ollama = PIPELINES_DIR / "query.yaml"  # what runs when the embedded model cannot: the search
     if not embedded_runtime_installed():
         return AnswerChoice(
-            ollama.pipeline,
+            ollama,
             "ollama",
             "no answering model: no LLM server answers and the embedded runtime (llama.cpp) is not "
-            "installed (`just setup` installs it); " + SERVER_FIX.split(", or ")[0],
+            f"installed (`just setup` installs it); {SERVERS_FIX}",
         )
     path = embedded_model_path(cache)
     if not path.is_file():
         if os.environ.get("CODEGROUND_GGUF"):
-            return AnswerChoice(ollama.pipeline, "ollama", f"$CODEGROUND_GGUF names no file: {path}")
+            return AnswerChoice(ollama, "ollama", f"$CODEGROUND_GGUF names no file: {path}")
         if not fetch:
             note = f"no answering model: {EMBEDDED} is not fetched yet"
-            return AnswerChoice(ollama.pipeline, "ollama", note)
+            return AnswerChoice(ollama, "ollama", note)
         try:
             ANSWER_MODELS[EMBEDDED].ensure(cache, say=say)
         except CodegroundError as exc:
-            return AnswerChoice(ollama.pipeline, "ollama", f"no answering model: {exc}; {SERVER_FIX}")
+            return AnswerChoice(ollama, "ollama", f"no answering model: {exc}; {SERVER_FIX}")
     return AnswerChoice(PIPELINES_DIR / "query_embedded.yaml", "embedded")
 
 

@@ -47,10 +47,10 @@ test *args="": setup
     {{py}} -m pytest {{args}}
 
 avx2_tests := "tests/components/embedders tests/components/rankers/test_bi_encoder.py tests/app/test_minilm_export.py tests/app/test_query.py tests/app/test_named_symbol_seat.py tests/app/test_interface_prior.py"
-# in an emulated process of its own: after the tests above, the emulator itself dies during its int8 test (README)
+# in an emulated process of its own: after the tests above, the emulator itself dies during its int8 test (docs/measurements/avx2-emulated.md)
 avx2_alone := "tests/components/rankers/test_openvino_cross_encoder.py"
 
-# the CPU-dependent tests on an emulated AVX2-only CPU (qemu-user's EPYC-v1; slow, see README)
+# the CPU-dependent tests on an emulated AVX2-only CPU (qemu-user's EPYC-v1; slow, see docs/measurements/avx2-emulated.md)
 test-avx2 *args="": setup
     command -v qemu-x86_64 >/dev/null || { echo "error: test-avx2 needs qemu-x86_64 (Debian: apt-get install qemu-user)" >&2; exit 1; }
     export CODEGROUND_PRECISION_DIR="$(mktemp -d)" && shim="$(mktemp -d)" && \

@@ -71,7 +71,7 @@ def pipeline_file(value: str | Path) -> Path:
 def named_pipeline(name: str | Path, folder: Path, *, naming: Path | None = None) -> Path:
     """The one rule for naming a pipeline, a ``--pipeline`` from the working folder and an overlay's
     ``extends`` from the overlay's folder: the file ``folder / name`` (or ``name.yaml`` for a name
-    without a suffix); else, for a bare name or one under ``pipelines/`` (as the README writes them
+    without a suffix); else, for a bare name or one under ``pipelines/`` (as docs/cli.md writes them
     from codeground's checkout), the shipped pipeline of that name; else ``folder / name`` as given,
     which ``read_pipeline_dict`` refuses in one line listing the shipped names. ``naming``: the
     overlay itself, never its own base (a user's ``query.yaml`` with ``extends: query`` means the

@@ -10,7 +10,8 @@ Rules:
   copied ``k`` times (new ids, payload cut to the id: latency of the search, not of the payload) into
   an in-memory local collection. Local mode searches by brute force in Python, so these latencies
   grow linearly and say nothing about a server, whose HNSW and inverted indexes are sublinear;
-  the README's projection to 10 M records across shards is on paper and labelled unvalidated.
+  docs/measurements/qdrant.md's projection to 10 M records across shards is on paper and labelled
+  unvalidated.
 
 Usage (needs a Qdrant benchmark index, so not run here):
 ```python

@@ -5,7 +5,7 @@ plural or inflections, and the short forms code uses for it) also asks BM25 for 
 form (``identifiers.query_tokens``). "Which text values are accepted as true when coercing text to
 a boolean?" then meets ``str_as_bool``; "the configuration's directory" meets ``config.dir``. The
 index is not changed: adding the short forms to every record's tokens as well moved as many
-questions down as up (README, "Measured"). The groups
+questions down as up (docs/measurements/retrieval.md). The groups
 are the abbreviations that the standard libraries of Python, Go, Rust, Java and JavaScript use as
 names or name parts (``str``, ``bool``, ``dict``, ``len``, ``Vec``, ``fmt``, ``ctx``, ``err``,
 ``impl``, ``args``, ``getattr``, ``os.environ``, ``io.Copy(dst, src)``), a fact of how code is

@@ -4,8 +4,8 @@ Rule: the header (``meta["header"]``: file path, symbol, record type) comes firs
 ``header_weight`` times, then the content. A definition's path and name say what it is; a word in its
 body may only use it. With a weight of 2 the header's words count twice in BM25's term frequencies
 (and in the record's length), which on the dev and language sets moved the record that *is* the
-named thing above records that mention it (README, "Measured": R@1 over 167 questions +3 on the
-*tune* half, +1 on *check*, R@5 unchanged; 3 was lower on both). Every lexical scorer reads this
+named thing above records that mention it (docs/measurements/retrieval.md: R@1 over 167 questions +3 on
+the *tune* half, +1 on *check*, R@5 unchanged; 3 was lower on both). Every lexical scorer reads this
 function: the BM25 store and the sparse vectors of the Qdrant pair.
 
 Usage:

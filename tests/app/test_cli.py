@@ -359,7 +359,7 @@ def test_a_server_address_that_is_no_address_stops_only_what_uses_that_server(in
 
 
 def test_search_with_a_shipped_pipelines_name_from_another_folder_is_that_pipeline(indexed_sample, tmp_path):
-    """A user in their own repository types ``--pipeline bm25`` (or the README's
+    """A user in their own repository types ``--pipeline bm25`` (or docs/cli.md's
     ``pipelines/bm25.yaml``, which is relative to codeground's checkout): the same sources as the
     YAML's full path, not "pipeline file not found"."""
     search = [sys.executable, "-m", "codeground.app.cli", "search", "how is the trainer fitted", "-k", "3"]

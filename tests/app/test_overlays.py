@@ -182,7 +182,7 @@ def test_libyaml_and_the_pure_python_loader_read_every_shipped_yaml_alike(path):
 
 
 def test_every_pipeline_option_takes_a_shipped_name_from_any_folder(tmp_path, monkeypatch):
-    """``--pipeline bm25`` (or ``bm25.yaml``, or ``pipelines/bm25.yaml`` as the README writes it from
+    """``--pipeline bm25`` (or ``bm25.yaml``, or ``pipelines/bm25.yaml`` as docs/cli.md writes it from
     codeground's checkout) names the shipped YAML from any folder; a file at the given path wins."""
     from codeground.app.pipelines import pipeline_file
 
@@ -249,7 +249,7 @@ def test_a_pipeline_name_means_the_users_file_here_first_and_a_shipped_file_name
 ):
     """``--pipeline bm25`` with a ``bm25.yaml`` in the working folder is that file (the rule
     ``extends`` follows too); ``bm25.yaml`` that is not here is the shipped one with a note on
-    stderr, as the user may have meant a file of theirs elsewhere; a bare name or the README's
+    stderr, as the user may have meant a file of theirs elsewhere; a bare name or docs/cli.md's
     ``pipelines/bm25.yaml`` gets none."""
     from codeground.app.cli import _pipeline_files
 

@@ -74,7 +74,8 @@ def test_the_qdrant_pair_finds_the_default_pairs_first_definition_in_its_top_2_a
     # Qdrant's IDF is BM25's, not BM25L's, and the length pivot is fixed (sparse_terms.py): on a corpus
     # of 58 records (mean length far below the pivot) that swaps near-ties, e.g. `Shape.area` in
     # shapes.rs and `Circle.area` in shapes.ts (fused 1.55 / 1.41 against 1.42 / 1.53); on vLLM every
-    # R@k is the same (README). So: the default's first definition is among the Qdrant pair's first two.
+    # R@k is the same (docs/qdrant.md). So: the default's first definition is among the Qdrant pair's
+    # first two.
     run_index(languages_repo, tmp_path / "default", DEFAULT_INDEX_PIPELINE)
     run_index(languages_repo, tmp_path / "qdrant", INDEX)
     default = QueryEngine(tmp_path / "default", PIPELINES_DIR / "query.yaml")

@@ -72,7 +72,8 @@ def compile_kept(export: Path, config: dict[str, object]):
 # Batches are padded to a multiple of this many tokens. The CPU plugin prepares every new input shape
 # once and keeps it: batches padded only to their longest text take every length from 1 to 256, and
 # embedding vLLM's 39k records grew a process to 1.5 GB; with 8 lengths it levels off near 0.5 GB at
-# the same speed (README, "No question waits for the re-vote's vectors"). Padded tokens are masked out.
+# the same speed (docs/measurements/retrieval.md, "No question waits for the re-vote's vectors").
+# Padded tokens are masked out.
 PAD_TO_MULTIPLE = 32
 
 # What an int8 export computes its non-quantized operations in. On a CPU with bf16 arithmetic
@@ -89,9 +90,9 @@ def batch_size_for(texts: int, batch_size: int, requests: int) -> int:
     """Texts per batch: at most ``batch_size``, and few enough that each of the ``requests`` infer
     requests (one per stream, each on its own cores) gets a batch when there are fewer texts than
     full batches for all of them. A question's 12 re-vote candidates in one batch of 32 ran on one
-    of 2 streams: 320 ms; split 6 + 6, 165 ms (README, "No question waits for the re-vote's
-    vectors"). Bulk embedding keeps full batches. (``query.yaml``'s re-vote now embeds one text per
-    inference, round-robin over the requests: ``BiEncoderRanker``'s rule.)"""
+    of 2 streams: 320 ms; split 6 + 6, 165 ms (docs/measurements/retrieval.md, "No question waits
+    for the re-vote's vectors"). Bulk embedding keeps full batches. (``query.yaml``'s re-vote now
+    embeds one text per inference, round-robin over the requests: ``BiEncoderRanker``'s rule.)"""
     return max(1, min(batch_size, -(-texts // max(1, requests))))
 
 

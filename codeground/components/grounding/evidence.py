@@ -14,8 +14,8 @@ Rule: the evidence is how much of what the question asks about the best ``top_n`
 still answer from what is there; below ``refuse_below`` the answer is the refusal, with the closest
 sources, and no model call (``refusal``, for ``GuardedChatGenerator``); a refusal already decided
 upstream (the question's premise: a name the repository lacks) is passed on unchanged. Both lines
-are set on other repositories' questions than the ones the pipeline is measured on (README,
-"Answers").
+are set on other repositories' questions than the ones the pipeline is measured on
+(docs/measurements/answers.md).
 
 Usage:
 ```python

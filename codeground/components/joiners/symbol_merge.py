@@ -17,7 +17,7 @@ class SymbolHitMerger:
       answer: every record of that symbol leads the list, those fusion found in fusion's order, then
       the symbol's first record, ahead of the other fused candidates, with the list's top score where
       their own is lower, so the scores still read best first. Connected in
-      ``query_named_first.yaml`` only (README, "Measured": it costs one dev question at R@1).
+      ``query_named_first.yaml`` only (docs/measurements/retrieval.md: it costs one dev question at R@1).
     - Other symbol hits (a name several symbols share) are added *after* the fused candidates, so
       they never push a fused result out of the pool; nothing appears twice.
     - The symbol hits are also passed on unchanged (``symbol_documents``) for re-seating.

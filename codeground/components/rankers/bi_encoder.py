@@ -23,11 +23,11 @@ class BiEncoderRanker:
     not in the output.
 
     Why at question time: the static vectors the index holds are cheap enough for every record but
-    see little paraphrase; a transformer over every record costs the index minutes (README, issue
-    12). Over a dozen candidates it costs a dozen short texts per question, and the document embedder
-    (``CachedDocumentEmbedder`` in ``query.yaml``) keeps their vectors on this machine, so a record is
-    embedded once, ever. The documents passed in are not changed: the output holds copies without
-    vectors.
+    see little paraphrase; a transformer over every record costs the index minutes
+    (docs/measurements/retrieval.md, issue 12). Over a dozen candidates it costs a dozen short texts
+    per question, and the document embedder (``CachedDocumentEmbedder`` in ``query.yaml``) keeps their
+    vectors on this machine, so a record is embedded once, ever. The documents passed in are not
+    changed: the output holds copies without vectors.
 
     Deterministic: the same question over the same candidates gives the same order and scores
     whatever the cache holds (nothing, what a fill under way or earlier questions kept, everything),

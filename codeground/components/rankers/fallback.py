@@ -65,7 +65,8 @@ class FallbackRanker:
       tokens took 1.6-1.8 s on a 2-core AVX2-only EPYC, over the 3 s a cold search may take there);
       on the vLLM dev sets the first gold record sat in the pool's first 12 for 88 of the 89 questions
       whose gold the pool holds (the other at 20, a *check* question), so no reranker, however good,
-      can lose more than that one question to the cut (README, "The reranker judges the first 12").
+      can lose more than that one question to the cut (docs/answering.md, "The reranker judges the
+      first 12").
 
     Usage:
     ```python

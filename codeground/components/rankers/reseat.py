@@ -19,7 +19,8 @@ class SymbolReseater:
       places. On a list shorter than ``seat`` the hits take its last places.
     - ``seat`` unset: only a hit missing from the list comes back, overwriting the lowest entry that is
       not itself a symbol hit; a hit in the list keeps its place.
-    README ("Measured", "Symbol hits at the fourth place") has the figures behind the default.
+    docs/measurements/retrieval.md ("Symbol hits at the fourth place") has the figures behind the
+    default.
 
     Usage:
     ```python

@@ -76,7 +76,8 @@ _CHUNK = 500  # SQL variables per IN (...) list
 # the same rows, in the same order, as one merge would write (tested). A merge reads and rewrites the
 # stored rows of the terms it touches, MERGE_TERMS_PER_STEP terms at a time, so the last merges of a
 # large build do not hold the whole table at once; each slice rewrites the common terms' rows again
-# (ansible's 352k records: the full index within the run-to-run spread of one merge, README).
+# (ansible's 352k records: the full index within the run-to-run spread of one merge,
+# docs/measurements/speed.md).
 MAX_PENDING_POSTINGS = 4_000_000
 MERGE_TERMS_PER_STEP = 20_000
 

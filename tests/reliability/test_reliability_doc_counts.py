@@ -1,5 +1,5 @@
-"""The README's "Reliability and security" figures are the sizes of this suite's tables, not
-numbers typed by hand: a table that grows or shrinks without the README following fails here."""
+"""The figures in docs/reliability.md are the sizes of this suite's tables, not numbers typed by
+hand: a table that grows or shrinks without docs/reliability.md following fails here."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from tests.reliability import test_bad_repository, test_bad_user_input, test_fau
 
 
 def _row(label: str) -> str:
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Reliability and security", 1)[1].split("\n## ", 1)[0]
+    page = (PROJECT_ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    section = page.split("# Reliability and security", 1)[1].split("\n## ", 1)[0]
     return next(line for line in section.splitlines() if line.startswith(f"| {label} |"))
 
 
@@ -19,7 +19,7 @@ def _bold_numbers(label: str) -> list[int]:
     return [int(n) for n in re.findall(r"\*\*(\d+)\*\*", _row(label))]
 
 
-def test_readme_counts_match_the_reliability_tables():
+def test_reliability_doc_counts_match_the_reliability_tables():
     bad_repository = len(test_bad_repository.BAD_FILES) + 1  # + the empty repository
     # + the reranker, + the file list (files.json), + SIGKILL
     faults = len(test_faults.LLM_FAULTS) + 1 + len(test_faults.STORE_FAULTS) + 1 + 1

@@ -65,7 +65,7 @@ def _pipeline_files(value: Path | list[Path] | None) -> Path | list[Path] | None
     """Every ``--pipeline`` takes a path or a shipped pipeline's name (``pipelines.pipeline_file``); a
     file name that is not here but names a shipped YAML (``bm25.yaml`` typed in a subfolder) gets a
     note saying which file is used, as the user may have meant one of their own elsewhere (a bare
-    name, ``bm25``, or the README's ``pipelines/bm25.yaml`` gets none)."""
+    name, ``bm25``, or docs/cli.md's ``pipelines/bm25.yaml`` gets none)."""
     if not value:
         return value
     from codeground.app.pipelines import PIPELINES_DIR, pipeline_file
@@ -776,12 +776,36 @@ def bench(
         False, "--reindex", help="With --semble: index each repository from scratch, not incrementally."
     ),
     json_out: Path | None = typer.Option(
-        None, "--json", help="With --semble: write the report here (default: <work-dir>/report.json)."
+        None,
+        "--json",
+        help="With --semble or --answers: write the report here (default: <work-dir>/report.json, "
+        "with --answers <work-dir>/bench/answers.json).",
+    ),
+    answers: bool = typer.Option(
+        False,
+        "--answers",
+        help="Instead of recall: answers on a fixed list of dev and unanswerable questions, the model "
+        "loaded once (time to first token, answer time, load, invented names shown, refusals, "
+        "correctness) per --pipeline (default: the model `query` would choose here).",
+    ),
+    limit: int = typer.Option(
+        16, "--limit", help="With --answers: the first N questions of each set (code, docs, unanswerable)."
+    ),
+    unanswerable: Path | None = typer.Option(
+        None,
+        "--unanswerable",
+        help="With --answers: questions the repository cannot answer (default: vLLM's 20 of "
+        "codeground/app/assets/vllm_unanswerable.json).",
     ),
 ) -> None:
     """Benchmark: full + incremental index, recall and latency per variant, cold start; JSON report."""
     import json
 
+    if answers:
+        _bench_answers(
+            repo, gold_dir, work_dir, pipeline, skip_index, index_pipeline, limit, unanswerable, json_out
+        )
+        return
     if semble is not None:
         _bench_semble(
             semble, work_dir, index_pipeline, pipeline, language, repo_name, side_by_side, reindex, json_out
@@ -892,6 +916,98 @@ def _bench_languages(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), "languages": results}, indent=2))
     typer.echo(f"report: {out}")
+
+
+def _bench_answers(
+    repo: Path | None,
+    gold_dir: Path | None,
+    work_dir: Path | None,
+    pipeline: list[Path] | None,
+    skip_index: bool,
+    index_pipeline: Path | None,
+    limit: int,
+    unanswerable: Path | None,
+    json_out: Path | None,
+) -> None:
+    import json
+
+    from codeground.app.answer_bench import question_sets, run_answer_bench
+    from codeground.app.bench import DEFAULT_CACHE
+    from codeground.app.corpora import vllm_corpus
+    from codeground.app.output_paths import check_output_file
+    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+
+    if limit < 1:
+        _fail(f"--limit must be positive, got {limit}")
+    cache = work_dir or DEFAULT_CACHE
+    gold = gold_dir or PIPELINES_DIR.parent.parent / "shared" / "bench-data" / "vllm" / "dev"
+    index_dir = cache / "bench" / "index"
+    out = json_out or cache / "bench" / "answers.json"
+
+    def stage(text: str) -> None:
+        typer.echo(f"[{time.strftime('%H:%M:%S')}] {text}", err=True)
+
+    try:
+        check_output_file(out)
+        if repo is not None and not repo.is_dir():
+            raise CodegroundError(f"--repo {repo} is not a folder")
+        assets = Path(__file__).parent / "assets" / "vllm_unanswerable.json"
+        sets = question_sets(gold, unanswerable or (assets if gold_dir is None else None), limit)
+        pipelines = [_answer_pipeline(p) for p in pipeline or [None]]  # a model not fetched is fetched
+        if not (skip_index and (index_dir / "CURRENT").is_file()):
+            from codeground.app.indexing import run_index
+
+            corpus = repo or vllm_corpus(cache)
+            stage(f"indexing {corpus} (incremental)")
+            run_index(corpus, index_dir, index_pipeline or DEFAULT_INDEX_PIPELINE)
+        from codeground.app import revote_fill
+
+        if revote_fill.needed(index_dir):  # a user's index has them: `codeground index` fills them
+            stage("the re-vote's vectors for every record (what `codeground index` fills in the background)")
+            revote_fill.fill(index_dir, pipelines[0])
+        report = run_answer_bench(index_dir, sets, pipelines, on_stage=stage)
+    except CodegroundError as exc:
+        _fail(str(exc))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    _print_answer_bench(report)
+    typer.echo(f"report: {out}")
+
+
+def _print_answer_bench(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from codeground.app.answer_bench import TARGETS
+
+    cpu = report["machine"]
+    table = Table(title=f"answers on {cpu['cpu']} ({cpu['cores']} CPUs), {report['sets']}")
+    fields = (
+        ("llm_failures", "LLM failed"),
+        ("load_s", "load s"),
+        ("first_token_p50_s", "first token p50 s"),
+        ("first_token_p95_s", "first token p95 s"),
+        ("answer_p50_s", "answer p50 s"),
+        ("answer_p95_s", "answer p95 s"),
+        ("invented_shown", "invented shown"),
+        ("refused_unanswerable", "unanswerable refused"),
+        ("false_refusals", "false refusals"),
+        ("correct", "correct"),
+        ("fact_recall", "fact recall"),
+    )
+    # a row per figure, a column per YAML: readable in an 80-column terminal
+    table.add_column("figure")
+    for entry in report["pipelines"]:
+        table.add_column(Path(entry["pipeline"]).name, justify="right")
+    table.add_column("target", justify="right")
+    for key, title in fields:
+        cells = []
+        for entry in report["pipelines"]:
+            value, met = entry["summary"].get(key), entry["meets"].get(key)
+            cells.append(("-" if value is None else f"{value:g}") + (" ✗" if met is False else ""))
+        target = f"{TARGETS[key][0]} {TARGETS[key][1]:g}" if key in TARGETS else ""
+        table.add_row(title, *cells, target)
+    Console().print(table)
 
 
 def _bench_semble(

@@ -178,8 +178,23 @@ def evaluate_pipelines(
     return rows
 
 
+def load_answer_engine(index_dir: str | Path, pipeline: Path) -> tuple[Any, float]:
+    """A query engine over ``index_dir`` with its answering model loaded, and the seconds that took."""
+    from codeground.app.query import QueryEngine
+
+    t0 = time.perf_counter()
+    engine = QueryEngine(index_dir, pipeline)
+    engine.warm_up(with_answer=True)
+    return engine, time.perf_counter() - t0
+
+
 def evaluate_answers(
-    questions: list[Question], pipeline: Path, index_dir: str | Path, *, log: Path | None = None
+    questions: list[Question],
+    pipeline: Path,
+    index_dir: str | Path,
+    *,
+    log: Path | None = None,
+    engine: Any = None,
 ) -> dict[str, Any]:
     """Run the full pipeline with answers: invented-identifier rate (of the answer the user sees and of
     the first answer, before a repair), repairs, refusals (by the model or by the evidence judge, which
@@ -190,12 +205,13 @@ def evaluate_answers(
 
     With ``log``, every question's row is appended to that JSON-lines file as soon as it is answered,
     and a question already in it (same question id and pipeline) is not asked again: an interrupted run
-    resumes where it stopped.
+    resumes where it stopped. ``engine`` (from ``load_answer_engine``) is used as it is, its model
+    kept loaded from one call to the next as the chat keeps it (``load_s`` is then None); without one,
+    the first question not in the log loads one.
     """
     import json
 
     from codeground.app.answering.key_facts import facts_found, key_facts
-    from codeground.app.query import QueryEngine
     from codeground.components.notices import NO_ANSWER, REPAIR_SKIPPED
 
     done: dict[str, dict[str, Any]] = {}
@@ -205,7 +221,6 @@ def evaluate_answers(
             row = json.loads(line) if line.strip() else None
             if row and row.get("pipeline") == name:
                 done[row["question_id"]] = row
-    engine = None
     load_s = None
     rows = []
     for q in questions:
@@ -213,10 +228,7 @@ def evaluate_answers(
             rows.append(done[q.question_id])
             continue
         if engine is None:
-            t0 = time.perf_counter()
-            engine = QueryEngine(index_dir, pipeline)
-            engine.warm_up(with_answer=True)
-            load_s = time.perf_counter() - t0
+            engine, load_s = load_answer_engine(index_dir, pipeline)
         first: list[float] = []  # when each token came; the first one is what counts
         t0 = time.perf_counter()
         result = engine.answer(q.question, on_token=lambda _t, seen=first: seen.append(time.perf_counter()))

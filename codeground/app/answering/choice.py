@@ -100,13 +100,39 @@ def _embedded(cache: Path, say: Callable[[str], None], fetch: bool) -> AnswerCho
     return AnswerChoice(PIPELINES_DIR / "query_embedded.yaml", "embedded")
 
 
+def names_embedded_model(pipeline: Path) -> bool:
+    """Whether a query YAML (its overlays resolved) answers with ``${embedded_model}``."""
+    import json
+
+    from codeground.app.pipelines import read_pipeline_dict
+
+    return "${embedded_model}" in json.dumps(read_pipeline_dict(pipeline))
+
+
+def _fetched_for(pipeline: Path, cache: Path, say: Callable[[str], None]) -> str | None:
+    """A given YAML that answers with the embedded model gets it fetched once, as the rule's choice
+    does; the line to show when that cannot be done (None: nothing to say)."""
+    try:
+        if not names_embedded_model(pipeline) or embedded_model_path(cache).is_file():
+            return None
+    except CodegroundError:
+        return None  # a bad YAML is refused, in one line, by whoever loads it
+    if os.environ.get("CODEGROUND_GGUF"):
+        return f"$CODEGROUND_GGUF names no file: {embedded_model_path(cache)}"
+    try:
+        ANSWER_MODELS[EMBEDDED].ensure(cache, say=say)
+    except CodegroundError as exc:
+        return f"no answering model: {exc}; {SERVER_FIX}"
+    return None
+
+
 def choose(
     pipeline: Path | None, *, cache: Path, say: Callable[[str], None] = print, fetch: bool = True
 ) -> AnswerChoice:
     """The pipeline that answers: ``pipeline`` when one is given, else the rule's choice (``fetch``:
     whether a missing embedded model is fetched now; ``doctor`` only looks)."""
     if pipeline is not None:
-        return AnswerChoice(pipeline, "given")
+        return AnswerChoice(pipeline, "given", _fetched_for(pipeline, cache, say) if fetch else None)
     setting = runtime_setting()
     if setting == "ollama":
         return AnswerChoice(PIPELINES_DIR / "query.yaml", "ollama")

@@ -24,7 +24,7 @@ def auto(monkeypatch, tmp_path):
 
 def _cached(cache):
     path = ANSWER_MODELS[EMBEDDED].path(cache)
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"GGUF")
     return path
 
@@ -32,6 +32,19 @@ def _cached(cache):
 def test_a_given_pipeline_is_used_as_it_is(auto):
     picked = choose(PIPELINES_DIR / "bm25.yaml", cache=auto)
     assert (picked.pipeline.name, picked.runtime, picked.note) == ("bm25.yaml", "given", None)
+
+
+def test_a_given_pipeline_that_answers_with_the_embedded_model_gets_it_fetched_once(auto):
+    lines: list[str] = []
+    picked = choose(PIPELINES_DIR / "query_embedded.yaml", cache=auto, say=lines.append)
+    # offline here (PIP_NO_INDEX, conftest): the one fetch is tried and said, and the line says what to do
+    assert picked.runtime == "given" and picked.pipeline.name == "query_embedded.yaml"
+    assert len(lines) == 1 and lines[0].startswith(f"fetching {EMBEDDED}")
+    assert picked.note.startswith("no answering model: could not fetch") and "\n" not in picked.note
+    _cached(auto)
+    again = choose(PIPELINES_DIR / "query_embedded.yaml", cache=auto, say=pytest.fail)  # cached: no fetch
+    assert again.note is None
+    assert choose(PIPELINES_DIR / "query.yaml", cache=auto, say=pytest.fail).note is None  # Ollama's: none
 
 
 def test_an_ollama_that_answers_is_chosen_first(auto, fake_ollama, monkeypatch):

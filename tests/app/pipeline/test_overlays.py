@@ -200,7 +200,7 @@ def test_every_pipeline_option_takes_a_shipped_name_from_any_folder(tmp_path, mo
 
 def test_every_pipeline_option_of_every_command_resolves_shipped_names():
     """Each ``--pipeline`` / ``--index-pipeline`` the CLI declares goes through the one resolution
-    (``cli._pipeline_files``): a command added without it would take ``bm25`` as a missing file."""
+    (``cli.root._pipeline_files``): a command added without it would take ``bm25`` as a missing file."""
     import typer
 
     def options(command, path: str):

@@ -471,7 +471,7 @@ def test_compare_counts_the_questions_the_llm_reranker_had_no_opinion_on(index_d
 def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
     from rich.console import Console
 
-    from codeground.app.cli.root import _recall_table
+    from codeground.app.cli.evaluate import _recall_table
 
     def row(name: str, no_opinion: int) -> dict:
         return {"pipeline": name, "questions": 47, "recall": {1: 0.5, 3: 0.6, 5: 0.7, 10: 0.8},

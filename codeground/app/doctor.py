@@ -62,6 +62,7 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
+    from codeground.app.index.live import open_index_with_files
     from codeground.app.index.store_counts import (
         SERVER_DOWN_FIX,
         StoreUnreadable,
@@ -70,7 +71,6 @@ def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple
         record_counts,
     )
     from codeground.app.pipeline.loader import build_pipeline, resolve
-    from codeground.app.query.engine import open_index_with_files
 
     try:
         gen, manifest = open_index_with_files(index_dir)  # the entries: for the files changed since

@@ -37,7 +37,7 @@ def naming_split(gold: Path) -> dict[str, set[str]]:
 
 def code_symbols(index_dir: Path, language: str) -> dict[str, int]:
     """Distinct symbols of the index's code records in files of ``language``, by record type."""
-    from codeground.app.query.engine import open_index
+    from codeground.app.index.live import open_index
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
     gen, _ = open_index(index_dir)
@@ -70,7 +70,7 @@ def run_language_bench(
 ) -> dict[str, Any]:
     """Index each language's corpus and measure recall on its question set (module docstring)."""
     from codeground.app.bench.eval_runner import evaluate_pipelines
-    from codeground.app.bench.runner import _timed_index
+    from codeground.app.bench.timings import _timed_index
 
     report: dict[str, Any] = {}
     for language, corpus in LANGUAGE_CORPORA.items():

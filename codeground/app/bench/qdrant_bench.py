@@ -44,7 +44,7 @@ def qdrant_side_by_side(
 ) -> dict[str, Any]:
     """Index, incremental, recall, warm latency and cold start of the Qdrant pair (module rule)."""
     from codeground.app.bench.eval_runner import evaluate_pipelines
-    from codeground.app.bench.runner import _cold_start, _incremental, _peak_rss_mb, _timed_index
+    from codeground.app.bench.timings import _cold_start, _incremental, _peak_rss_mb, _timed_index
 
     index_dir = cache / "bench" / "qdrant-index"
     import shutil
@@ -71,7 +71,7 @@ def qdrant_side_by_side(
 
 
 def _points(index_dir: Path) -> list[Any]:
-    from codeground.app.query.engine import open_index
+    from codeground.app.index.live import open_index
     from codeground.components.stores.qdrant import CodegroundQdrantDocumentStore
 
     gen, _ = open_index(index_dir)

@@ -1,8 +1,10 @@
 """``codeground index``: the run with its progress bar (a line every 10 % in a log), the summary table,
-and the re-vote's background fill started after it."""
+the re-vote's background fill started after it, and which repository a bare ``codeground index``
+updates (``indexed_repository``)."""
 
 from __future__ import annotations
 
+import os
 import resource
 import time
 from pathlib import Path
@@ -47,7 +49,7 @@ def index(
         TimeRemainingColumn,
     )
 
-    from codeground.app.index.index_dir import default_index_dir, indexed_repository
+    from codeground.app.index.index_dir import default_index_dir
     from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE
 
     console = Console(stderr=True)
@@ -181,3 +183,31 @@ def _print_index_summary(result) -> None:
 
     if note := redaction_note(walk):  # keys pasted into indexed files: overwritten before chunking
         out.print(f"note: {note}", markup=False)
+
+
+def indexed_repository(start: str | Path = ".", index_dir: str | Path | None = None) -> Path:
+    """What ``codeground index`` without a path indexes: for ``--index-dir``, the repository its index
+    was built from (its manifest's root); else the folder holding the index ``find_index_dir`` finds
+    (from ``<repo>/src``, ``<repo>``, whose index a search there uses); else ``start``."""
+    from codeground.app.index.index_dir import CURRENT, IndexDir, find_index_dir
+
+    if index_dir is None:
+        found = find_index_dir(start)
+        # a CURRENT naming a lost generation still marks the repository's index, to be repaired there
+        return found.parent if os.path.isfile(found / CURRENT) else Path(start).resolve()
+    try:
+        gen = IndexDir(index_dir).current()
+    except OSError:  # unreadable: the run's own check of the folder says so in one line
+        gen = None
+    if gen is None:
+        return Path(start).resolve()
+    from codeground.app.index.manifest import Manifest
+
+    manifest = Manifest.load(gen)
+    root = Path(manifest.root) if manifest is not None else None
+    if root is None or not root.is_dir():
+        built = f"was built from {root}, which is not a folder now" if root else "does not say its repository"
+        raise CodegroundError(
+            f"the index in {index_dir} {built}: give the repository to index (codeground index PATH)"
+        )
+    return root

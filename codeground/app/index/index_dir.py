@@ -5,11 +5,12 @@ otherwise. A query command told neither ``--index-dir`` nor ``--repo`` uses the 
 folder or of the nearest folder above it that has one, up to the checkout's root
 (``find_index_dir``), as git finds its repository from a subfolder: ``codeground search`` in
 ``<repo>/src`` had said "no index"; and ``codeground index`` without a path updates that index's
-repository (``indexed_repository``). Inside an index folder, each build writes a fresh generation
-directory (``gen-…``) holding the Chroma store, the BM25 store and the manifest; the file
-``CURRENT`` names the live generation and is swapped atomically (``os.replace``) only after the new
-generation is complete. An interrupted run (Ctrl-C, SIGKILL, a crash) therefore leaves ``CURRENT``
-pointing at the previous, intact generation; the half-written one is removed by the next run.
+repository (``app.cli.index_cmd.indexed_repository``). Inside an index folder, each build writes a
+fresh generation directory (``gen-…``) holding the Chroma store, the BM25 store and the manifest; the
+file ``CURRENT`` names the live generation and is swapped atomically (``os.replace``) only after the
+new generation is complete. An interrupted run (Ctrl-C, SIGKILL, a crash) therefore leaves
+``CURRENT`` pointing at the previous, intact generation; the half-written one is removed by the next
+run.
 
 The folder holds a ``.gitignore`` of ``*`` but ``prompt.md`` (written by ``codeground index`` when
 missing, into a ``.codeground`` folder or one the run creates or finds empty, as pytest, ruff and
@@ -122,32 +123,6 @@ def index_command(index_dir: str | Path, root: str | Path | None, *extra: str) -
     if root is None or folder != default_index_dir(root):
         command += ["--index-dir", shlex.quote(str(folder))]
     return " ".join(command)
-
-
-def indexed_repository(start: str | Path = ".", index_dir: str | Path | None = None) -> Path:
-    """What ``codeground index`` without a path indexes: for ``--index-dir``, the repository its index
-    was built from (its manifest's root); else the folder holding the index ``find_index_dir`` finds
-    (from ``<repo>/src``, ``<repo>``, whose index a search there uses); else ``start``."""
-    if index_dir is None:
-        found = find_index_dir(start)
-        # a CURRENT naming a lost generation still marks the repository's index, to be repaired there
-        return found.parent if os.path.isfile(found / CURRENT) else Path(start).resolve()
-    try:
-        gen = IndexDir(index_dir).current()
-    except OSError:  # unreadable: the run's own check of the folder says so in one line
-        gen = None
-    if gen is None:
-        return Path(start).resolve()
-    from codeground.app.index.manifest import Manifest
-
-    manifest = Manifest.load(gen)
-    root = Path(manifest.root) if manifest is not None else None
-    if root is None or not root.is_dir():
-        built = f"was built from {root}, which is not a folder now" if root else "does not say its repository"
-        raise CodegroundError(
-            f"the index in {index_dir} {built}: give the repository to index (codeground index PATH)"
-        )
-    return root
 
 
 class IndexDir:

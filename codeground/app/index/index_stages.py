@@ -48,6 +48,28 @@ class ChunkStageError(RuntimeError):
     """A chunk-stage failure in the worker, already turned into the one line the user sees."""
 
 
+def failure_line(exc: BaseException) -> str:
+    """`` in 'name' (Type): message[; hint]`` for a pipeline error, ``: message`` for any other."""
+    from haystack.core.errors import PipelineRuntimeError
+
+    from codeground.components.llm_errors import ollama_fix
+
+    if isinstance(exc, ChunkStageError):  # already this line, made in the chunking worker
+        return str(exc)
+
+    where = ""
+    cause: BaseException = exc
+    if isinstance(exc, PipelineRuntimeError) and exc.component_name:
+        kind = exc.component_type.__name__ if exc.component_type else "component"
+        where = f" in '{exc.component_name}' ({kind})"
+        cause = exc.__cause__ or exc
+    message = " ".join(str(cause).split())
+    if isinstance(exc, PipelineRuntimeError) and "Error:" in message and cause is exc:
+        message = message.split("Error:", 1)[1].strip()
+    detail = message[:240] or cause.__class__.__name__
+    return f"{where}: {detail}{ollama_fix(f'{where} {message}')}"
+
+
 def _name(endpoint: str) -> str:
     return endpoint.split(".", 1)[0]
 
@@ -220,8 +242,6 @@ def _chunk_in_worker(files: list[Any]) -> dict[str, Any]:
     try:
         return _WORKER_STAGE.run(files)
     except Exception as exc:  # noqa: BLE001 - sent back as one picklable line naming the component
-        from codeground.app.index.indexing import failure_line
-
         raise ChunkStageError(failure_line(exc)) from None
 
 

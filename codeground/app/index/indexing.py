@@ -28,7 +28,7 @@ from codeground.app.errors import CodegroundError
 from codeground.app.index.disk_space import disk_full_hint, folder_bytes
 from codeground.app.index.embedder_probe import check_document_probe, probe_document_embedder
 from codeground.app.index.index_dir import IndexDir, index_command
-from codeground.app.index.index_stages import ChunkStageError, IndexStages
+from codeground.app.index.index_stages import IndexStages, failure_line
 from codeground.app.index.manifest import (
     FILES,
     MANIFEST,
@@ -56,7 +56,6 @@ from codeground.app.pipeline.loader import (
     settings_fingerprint,
 )
 from codeground.app.pipeline.roles import IndexRoles, RoleError
-from codeground.components.llm_errors import ollama_fix
 
 BATCH_FILES = 64
 # With fewer files than this, chunking stays in this process: a worker costs a Python start-up.
@@ -475,26 +474,6 @@ def _server_down(exc: StoreUnreadable) -> str:
 def _failure(what: str, exc: BaseException) -> str:
     """One line naming the failing component and its error, saying the previous index is unchanged."""
     return f"{what}{failure_line(exc)}; nothing in the index was changed"
-
-
-def failure_line(exc: BaseException) -> str:
-    """`` in 'name' (Type): message[; hint]`` for a pipeline error, ``: message`` for any other."""
-    from haystack.core.errors import PipelineRuntimeError
-
-    if isinstance(exc, ChunkStageError):  # already this line, made in the chunking worker
-        return str(exc)
-
-    where = ""
-    cause: BaseException = exc
-    if isinstance(exc, PipelineRuntimeError) and exc.component_name:
-        kind = exc.component_type.__name__ if exc.component_type else "component"
-        where = f" in '{exc.component_name}' ({kind})"
-        cause = exc.__cause__ or exc
-    message = " ".join(str(cause).split())
-    if isinstance(exc, PipelineRuntimeError) and "Error:" in message and cause is exc:
-        message = message.split("Error:", 1)[1].strip()
-    detail = message[:240] or cause.__class__.__name__
-    return f"{where}: {detail}{ollama_fix(f'{where} {message}')}"
 
 
 def _embedder(pipeline, roles: IndexRoles) -> Any:

@@ -1,9 +1,9 @@
 """Run a query pipeline over a committed index: retrieval only (`search`) or with an answer (`query`).
 
 Rules:
-- The index is opened through its ``CURRENT`` generation; a missing index or one whose manifest
-  disagrees with its live stores (record counts) is refused with one actionable line, and so is a
-  pipeline whose query embedder (kind + model) is not the one that embedded the index.
+- The index is opened through its ``CURRENT`` generation (``app.index.live``); a missing index or one
+  whose manifest disagrees with its live stores (record counts) is refused with one actionable line,
+  and so is a pipeline whose query embedder (kind + model) is not the one that embedded the index.
 - The prompt's ``concept_prompt`` comes from ``--system-prompt``, the repository's
   ``.codeground/prompt.md`` or the default (``app.query.concept_prompt``); the grounding contract follows it.
 - The pipeline YAML is the full query pipeline; `search` uses it without its prompt and LLM
@@ -26,8 +26,9 @@ from typing import Any
 
 from codeground.app.errors import CodegroundError
 from codeground.app.index.embedder_probe import check_text_embedder
-from codeground.app.index.index_dir import IndexDir, index_command
-from codeground.app.index.manifest import READABLE_FORMATS, EmbedderIdentity, Manifest, embedder_identity
+from codeground.app.index.index_dir import index_command
+from codeground.app.index.live import _open_held
+from codeground.app.index.manifest import EmbedderIdentity, Manifest, embedder_identity
 from codeground.app.index.store_counts import StoreUnreadable, disagreeing, expected_counts, record_counts
 from codeground.app.pipeline.loader import (
     PIPELINES_DIR,
@@ -127,61 +128,6 @@ def check_question(question: str) -> None:
             f"the question is {len(question):,} characters long; ask in at most {MAX_QUESTION_CHARS:,} "
             "(quote only the lines that matter)"
         )
-
-
-def open_index(index_dir: str | Path) -> tuple[Path, Manifest]:
-    """The live generation and its manifest, or a one-line error saying how to build one."""
-    location = IndexDir(index_dir)
-    gen = location.current()
-    if gen is None and location.path.exists() and not location.path.is_dir():
-        # `codeground index … --index-dir` refuses a file too: advise what works
-        raise CodegroundError(
-            f"no index in {location.path}: it is a file, not an index folder; pass --index-dir the "
-            "folder an index was built into (`codeground index PATH` builds PATH/.codeground)"
-        )
-    if gen is None:
-        raise CodegroundError(
-            f"no index in {location.path}: run `{index_command(location.path, None)}` "
-            "(or pass --index-dir to an existing one)"
-        )
-    manifest = Manifest.load(gen)
-    if manifest is None:
-        raise CodegroundError(
-            f"the index in {location.path} has no readable manifest: "
-            f"rebuild it with `{index_command(location.path, None, '--full')}`"
-        )
-    if manifest.format not in READABLE_FORMATS:
-        rebuild = index_command(location.path, manifest.root, "--full")
-        readable = " and ".join(map(str, READABLE_FORMATS))
-        raise CodegroundError(
-            f"the index in {location.path} was built by another codeground (index format {manifest.format}, "
-            f"this one reads {readable}): rebuild it with `{rebuild}`"
-        )
-    return gen, manifest
-
-
-def _open_held(index_dir: str | Path):
-    """The live generation, its manifest and a reader's lease on it (``IndexDir.hold``)."""
-    for _ in range(5):
-        gen, manifest = open_index(index_dir)
-        try:
-            return gen, manifest, IndexDir(index_dir).hold(gen)
-        except FileNotFoundError:  # replaced and removed between reading CURRENT and the lease
-            continue
-    raise CodegroundError(
-        f"the index in {index_dir} keeps changing; try again when `codeground index` is done"
-    )
-
-
-def open_index_with_files(index_dir: str | Path) -> tuple[Path, Manifest]:
-    """``open_index``, with the per-file entries (``files.json``) read under a reader's lease: an index
-    run that replaces the generation meanwhile cannot remove them before they are read."""
-    gen, manifest, lease = _open_held(index_dir)
-    try:
-        len(manifest.files)  # read now (FileEntries keeps them)
-    finally:
-        lease.close()
-    return gen, manifest
 
 
 def to_build(data: dict[str, Any], roles: QueryRoles | None, *, with_answer: bool) -> dict[str, Any]:

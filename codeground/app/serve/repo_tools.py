@@ -143,7 +143,7 @@ class RepositoryTools:
         """The live generation's repository root and its files' digests. Its manifest is read on every call
         (a new generation is seen at once), its file list (``files.json``: 0.2 s on a 350k-record
         index) only when the generation has changed: a live generation is never rewritten."""
-        from codeground.app.query.engine import open_index, open_index_with_files
+        from codeground.app.index.live import open_index, open_index_with_files
 
         gen, _ = open_index(self.index_dir)
         kept = self._files

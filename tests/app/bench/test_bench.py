@@ -131,7 +131,7 @@ def test_bench_reports_index_incremental_recall_latency_and_launch_times_and_res
 def test_the_bench_touch_is_a_line_in_the_middle_that_keeps_python_valid():
     import ast
 
-    from codeground.app.bench.runner import TOUCH_MARK, touched_mid_file
+    from codeground.app.bench.timings import TOUCH_MARK, touched_mid_file
 
     source = b"def a():\n    return 1\n\nx = 1 + \\\n    2\n\ndef b():\n    return 2\n"
     touched = touched_mid_file(source, ".py")
@@ -197,7 +197,7 @@ def test_bench_with_reranker_builds_one_without_installing_it_and_measures_recal
 
 
 def test_a_touch_left_by_a_killed_bench_run_is_taken_out_before_the_next_one():
-    from codeground.app.bench.runner import touched_mid_file, untouched
+    from codeground.app.bench.timings import touched_mid_file, untouched
 
     original = b"a = 1\nb = 2\nc = 3\n"
     assert untouched(touched_mid_file(original, ".py")) == original
@@ -205,7 +205,7 @@ def test_a_touch_left_by_a_killed_bench_run_is_taken_out_before_the_next_one():
 
 
 def test_model_preparation_also_loads_the_query_yamls_rankers_that_embed(tmp_path):
-    from codeground.app.bench.runner import prepare_rankers
+    from codeground.app.bench.timings import prepare_rankers
 
     static = tmp_path / "query_static_vote.yaml"
     static.write_text(
@@ -223,7 +223,7 @@ def test_model_preparation_also_loads_the_query_yamls_rankers_that_embed(tmp_pat
 def test_model_preparation_names_a_precision_it_measured_and_then_builds_nothing(monkeypatch, tmp_path):
     # measuring int8 against fp32 takes seconds on a first run: the row says it happened instead of
     # "built nothing" (it did, on a machine whose exports were cached but whose choice was not)
-    from codeground.app.bench.runner import _prepare_models
+    from codeground.app.bench.timings import _prepare_models
 
     monkeypatch.setenv("CODEGROUND_PRECISION_DIR", str(tmp_path / "choices"))
     minilm = PIPELINES_DIR / "index_minilm.yaml"
@@ -239,7 +239,7 @@ def test_model_preparation_names_a_precision_it_measured_and_then_builds_nothing
 
 def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):
     """The demo rows come last: a chat that does not start must not throw away the whole report."""
-    from codeground.app.bench.runner import _chat_start, _row
+    from codeground.app.bench.timings import _chat_start, _row
 
     row = _row(lambda: _chat_start(tmp_path / "no-index", runs=1, timeout_s=60))
     assert set(row) == {"error"} and "`codeground chat` failed in the bench" in row["error"]
@@ -249,7 +249,7 @@ def test_a_demo_row_that_cannot_be_measured_is_reported_in_its_row(tmp_path):
 def test_each_cold_start_launch_asks_a_question_never_asked_before(monkeypatch, tmp_path):
     import subprocess
 
-    from codeground.app.bench import runner as bench
+    from codeground.app.bench import timings
 
     asked: list[str] = []
 
@@ -257,9 +257,9 @@ def test_each_cold_start_launch_asks_a_question_never_asked_before(monkeypatch, 
         asked.append(args[args.index("search") + 1])
         return subprocess.CompletedProcess(args, 0, "", ""), {"wall_s": 1.0, "peak_rss_mb": 1, "read_mb": 0.0}
 
-    monkeypatch.setattr(bench, "_timed_child", timed)
-    bench._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
-    bench._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
+    monkeypatch.setattr(timings, "_timed_child", timed)
+    timings._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
+    timings._cold_start(tmp_path, "How do I load a LoRA adapter?", PIPELINES_DIR / "query.yaml", runs=3)
     assert len(asked) == len(set(asked)) == 8  # a first launch and three timed ones, twice
     assert all(q.startswith("How do I load a LoRA adapter? (bench ") for q in asked)
 

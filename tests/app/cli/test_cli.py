@@ -468,8 +468,9 @@ def test_index_without_a_path_repairs_the_index_above_and_refuses_an_index_dir_w
     into it."""
     import shutil
 
+    from codeground.app.cli.index_cmd import indexed_repository
     from codeground.app.errors import CodegroundError
-    from codeground.app.index.index_dir import IndexDir, default_index_dir, indexed_repository
+    from codeground.app.index.index_dir import IndexDir, default_index_dir
     from codeground.app.index.indexing import run_index
     from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE
     from tests.conftest import make_sample_repo

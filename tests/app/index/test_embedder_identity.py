@@ -79,7 +79,7 @@ def test_an_index_accepts_only_its_own_kind_and_model():
 
 def test_an_index_of_another_format_is_refused_with_the_command_that_rebuilds_it(tmp_path):
     from codeground.app.errors import CodegroundError
-    from codeground.app.query.engine import open_index
+    from codeground.app.index.live import open_index
 
     gen = tmp_path / "idx" / "gen-1"
     gen.mkdir(parents=True)

@@ -546,8 +546,8 @@ def test_an_index_of_format_3_is_searched_as_it_is_and_updated_without_a_rebuild
     import json
     import shutil
 
+    from codeground.app.index.live import open_index
     from codeground.app.index.manifest import FILES, MANIFEST
-    from codeground.app.query.engine import open_index
     from tests.reliability.helpers import search_file
 
     repo, clean, _ = built

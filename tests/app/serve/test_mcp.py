@@ -109,7 +109,7 @@ def test_a_server_started_before_a_reindex_answers_from_the_new_generation(tmp_p
 
 
 def test_get_source_reads_the_file_list_once_per_generation_and_sees_a_new_one_at_once(tmp_path, monkeypatch):
-    import codeground.app.query.engine as query
+    import codeground.app.index.live as live
     from codeground.app.errors import CodegroundError
     from codeground.app.index.indexing import run_index
     from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE
@@ -119,8 +119,8 @@ def test_get_source_reads_the_file_list_once_per_generation_and_sees_a_new_one_a
     run_index(repo, tmp_path / "idx", DEFAULT_INDEX_PIPELINE)
     tools = RepositoryTools(tmp_path / "idx", PIPELINES_DIR / "query.yaml")
     reads = []
-    read_with_files = query.open_index_with_files
-    monkeypatch.setattr(query, "open_index_with_files", lambda d: reads.append(d) or read_with_files(d))
+    read_with_files = live.open_index_with_files
+    monkeypatch.setattr(live, "open_index_with_files", lambda d: reads.append(d) or read_with_files(d))
     first = (repo / "server.go").read_text(encoding="utf-8").splitlines(keepends=True)[0]
     for _ in range(3):
         assert tools.get_source("server.go", 1, 1).text == first

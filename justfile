@@ -46,7 +46,7 @@ doctor *args="": setup
 test *args="": setup
     {{py}} -m pytest {{args}}
 
-avx2_tests := "tests/components/embedders tests/components/rankers/test_bi_encoder.py tests/app/test_minilm_export.py tests/app/test_query.py tests/app/test_named_symbol_seat.py tests/app/test_interface_prior.py"
+avx2_tests := "tests/components/embedders tests/components/rankers/test_bi_encoder.py tests/app/index/test_minilm_export.py tests/app/query/test_query.py tests/app/query/test_named_symbol_seat.py tests/app/query/test_interface_prior.py"
 # in an emulated process of its own: after the tests above, the emulator itself dies during its int8 test (docs/measurements/avx2-emulated.md)
 avx2_alone := "tests/components/rankers/test_openvino_cross_encoder.py"
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 
 def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile, as codeground.app.semble_bench.percentile."""
+    """Nearest-rank percentile, as codeground.app.bench.semble_bench.percentile."""
     if not values:
         return None
     ordered = sorted(values)

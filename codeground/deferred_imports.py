@@ -147,7 +147,7 @@ def _stand_in_for(
 def defer(module: str, library: str, called: tuple[str, ...] = ()) -> None:
     """While ``module`` executes (its next first import), ``library`` is the stand-in described
     above, answering each name of ``called`` with a function that imports it when called; also
-    used by ``codeground.app.gradio_start``."""
+    used by ``codeground.app.serve.gradio_start``."""
     around_import(module, _stand_in_for(library, called))
 
 

@@ -5,7 +5,7 @@ Rule: ``around_import(name, around)`` makes the next import of module ``name`` e
 and adjust the module after it ran. Nothing else changes: the module is found, created and cached as
 Python would, its loader still answers ``get_source`` and the like, and a module that is already
 imported (or never imported) is not touched. Used where a library does start-up work codeground does
-not need (``codeground.deferred_imports``, ``codeground.app.gradio_start``).
+not need (``codeground.deferred_imports``, ``codeground.app.serve.gradio_start``).
 
 Usage:
 

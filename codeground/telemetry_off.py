@@ -11,7 +11,7 @@ Rule: every library codeground loads has its telemetry off in a codeground proce
   ``openvino_telemetry`` package cannot be imported (``except ImportError``), so ``install()`` makes
   it unimportable in this process: ``sys.modules[name] = None``, which Python's import system reads
   as "not found". A process that imported it before codeground keeps it.
-- Gradio's analytics are turned off where Gradio is imported (``codeground.app.gradio_start``).
+- Gradio's analytics are turned off where Gradio is imported (``codeground.app.serve.gradio_start``).
 
 ``install()`` runs when the ``codeground`` package is imported, before any of these libraries.
 

@@ -163,8 +163,8 @@ from tests.fake_ollama import fake_ollama  # noqa: E402,F401 - the fake Ollama s
 @pytest.fixture(scope="module")
 def indexed_sample(tmp_path_factory) -> tuple[Path, Path]:
     """``(repo, index_dir)``: the sample repository indexed once per test module (real model, real stores)."""
-    from codeground.app.indexing import run_index
-    from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+    from codeground.app.index.indexing import run_index
+    from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE
 
     base = tmp_path_factory.mktemp("indexed")
     repo = make_sample_repo(base / "repo")

@@ -33,7 +33,7 @@ def test_loopback_is_added_to_no_proxy_in_both_spellings_and_the_users_entries_a
 def test_the_chat_serves_its_page_behind_a_proxy_that_cannot_be_reached(indexed_sample, monkeypatch):
     """Gradio checks its own page over HTTP once it listens; through the proxy that check failed and
     `codeground chat` ended in a traceback (httpx.ConnectError)."""
-    from codeground.app.bench import _chat_start
+    from codeground.app.bench.timings import _chat_start
 
     _, index_dir = indexed_sample
     dead = f"http://127.0.0.1:{closed_port()}"

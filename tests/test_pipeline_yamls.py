@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeground.app.pipelines import ALLOWED_MODULES, PIPELINES_DIR, read_pipeline_dict, resolve
+from codeground.app.pipeline.loader import ALLOWED_MODULES, PIPELINES_DIR, read_pipeline_dict, resolve
 
 YAMLS = sorted(PIPELINES_DIR.glob("*.yaml"))
 
@@ -31,7 +31,7 @@ def test_pipeline_yaml_round_trips(path, tmp_path):
 
 def test_yaml_components_outside_components_package_are_refused(tmp_path):
     from codeground.app.errors import CodegroundError
-    from codeground.app.pipelines import build_pipeline
+    from codeground.app.pipeline.loader import build_pipeline
 
     data = {"components": {"x": {"type": "os.system", "init_parameters": {}}}, "connections": []}
     with pytest.raises(CodegroundError, match="cannot build pipeline"):
@@ -41,8 +41,8 @@ def test_yaml_components_outside_components_package_are_refused(tmp_path):
 def test_variants_needing_a_missing_optional_extra_are_not_offered(tmp_path, monkeypatch):
     import yaml
 
-    import codeground.app.eval_runner as runner
-    from codeground.app.pipelines import installed, read_pipeline_dict
+    import codeground.app.bench.eval_runner as runner
+    from codeground.app.pipeline.loader import installed, read_pipeline_dict
 
     bm25 = yaml.safe_dump(read_pipeline_dict(PIPELINES_DIR / "bm25.yaml"))  # resolved: no base needed
     extra = tmp_path / "query_extra.yaml"

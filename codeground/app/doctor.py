@@ -62,15 +62,15 @@ def _short(exc: BaseException, limit: int = 200) -> str:
 
 
 def _index_check(index_dir: Path, data: dict[str, Any], repo_hint: str) -> tuple[Check, Any]:
-    from codeground.app.pipelines import build_pipeline, resolve
-    from codeground.app.query import open_index_with_files
-    from codeground.app.store_counts import (
+    from codeground.app.index.live import open_index_with_files
+    from codeground.app.index.store_counts import (
         SERVER_DOWN_FIX,
         StoreUnreadable,
         disagreeing,
         expected_counts,
         record_counts,
     )
+    from codeground.app.pipeline.loader import build_pipeline, resolve
 
     try:
         gen, manifest = open_index_with_files(index_dir)  # the entries: for the files changed since
@@ -121,7 +121,7 @@ def _changed_files(manifest) -> str:
 
 
 def _prompt_check(manifest, system_prompt: Path | None) -> Check:
-    from codeground.app.concept_prompt import REPOSITORY_PROMPT, resolve_concept_prompt
+    from codeground.app.query.concept_prompt import REPOSITORY_PROMPT, resolve_concept_prompt
 
     try:
         prompt = resolve_concept_prompt(
@@ -139,14 +139,14 @@ def _prompt_check(manifest, system_prompt: Path | None) -> Check:
 
 
 def _embedder_check(data: dict[str, Any], manifest, pipeline_name: str, index_dir: Path) -> Check:
-    from codeground.app.manifest import embedder_identity, embedder_spec
-    from codeground.app.pipelines import resolve
+    from codeground.app.index.manifest import embedder_identity, embedder_spec
+    from codeground.app.pipeline.loader import resolve
 
     wanted = embedder_identity(data)
     if wanted is None:
         return Check("embedder", True, f"{pipeline_name} does not embed questions")
     if manifest is not None and not manifest.embedded_by(wanted):
-        from codeground.app.query import embedder_mismatch
+        from codeground.app.query.engine import embedder_mismatch
 
         message = embedder_mismatch(manifest, wanted, Path(pipeline_name), index_dir)
         detail, _, fix = message.partition("; ")
@@ -180,8 +180,8 @@ _LOADED: list[Any] = []
 
 
 def _reranker_check(data: dict[str, Any]) -> Check:
-    from codeground.app.manifest import _nested_specs
-    from codeground.app.pipelines import _specs, resolve
+    from codeground.app.index.manifest import _nested_specs
+    from codeground.app.pipeline.loader import _specs, resolve
 
     resolved = resolve(data)
     rankers = [
@@ -243,14 +243,14 @@ def _embedded_check() -> Check:
 
 
 def _llm_checks(data: dict[str, Any], pipeline_path: Path) -> list[Check]:
-    from codeground.app.ollama_launcher import (
+    from codeground.app.pipeline.loader import PIPELINES_DIR, check_ollama_host, ollama_url
+    from codeground.app.serve.ollama_launcher import (
         answers,
         installed_models,
         normalize_model,
         ollama_models,
         server_version,
     )
-    from codeground.app.pipelines import PIPELINES_DIR, check_ollama_host, ollama_url
 
     if pipeline_path.resolve() == (PIPELINES_DIR / "query_embedded.yaml").resolve():
         return [_embedded_check()]
@@ -302,7 +302,7 @@ def diagnose(
 ) -> list[Check]:
     """Every check, in the order a user fixes them: index, prompt, embedder, re-vote vectors, reranker,
     LLM server, models."""
-    from codeground.app.pipelines import read_pipeline_dict
+    from codeground.app.pipeline.loader import read_pipeline_dict
 
     pipeline_path = Path(pipeline_path)
     data = read_pipeline_dict(pipeline_path)
@@ -320,7 +320,7 @@ def diagnose(
 def _index_command(index_dir: Path, manifest, repo_hint: str, *extra: str) -> str:
     """``index_command`` for this index: the manifest's root; without one, a ``.codeground`` folder's
     parent, else the repository the user named (``--repo``, default the working folder)."""
-    from codeground.app.index_dir import INDEX_DIRNAME, index_command
+    from codeground.app.index.index_dir import INDEX_DIRNAME, index_command
 
     root = manifest.root if manifest is not None else None
     if root is None and Path(index_dir).resolve().name != INDEX_DIRNAME:
@@ -331,7 +331,7 @@ def _index_command(index_dir: Path, manifest, repo_hint: str, *extra: str) -> st
 def _fill_check(index_dir: Path, pipeline_path: Path, manifest, repo_hint: str) -> list[Check]:
     """Whether every record's vector for the question-time re-vote is kept (``revote_fill``): a
     question is only slower without them, so the check is optional."""
-    from codeground.app import revote_fill
+    from codeground.app.index import revote_fill
 
     if not revote_fill.revote_embedders(pipeline_path):
         return []

@@ -12,7 +12,7 @@ yields its bare name (``__init__`` → ``__init__``, ``init``; ``__call__`` → 
 words prose uses for it, ``constructor`` and ``initialization`` (``initialize``, ``initializer``,
 ``initialise``, …), yield ``init`` — "the default of X in NemotronVL's initialization" meets
 ``NemotronVLProcessor.__init__``. ``TOKENS_VERSION`` names these rules: an index made under other
-rules is rebuilt in full (``app.pipelines.settings_fingerprint``).
+rules is rebuilt in full (``app.pipeline.loader.settings_fingerprint``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ here (its public ``allow_deserialization_module``): the pipeline loader and thes
 own components and Haystack's, nothing else.
 
 Every component module is imported by ``import_apart`` first, in a thread of its own, whether a
-pipeline names it (``app.pipelines.build_pipeline``) or one of ours builds it inside (``build_inner``).
+pipeline names it (``app.pipeline.loader.build_pipeline``) or one of ours builds it inside (``build_inner``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ A record is a Haystack ``Document`` whose ``content`` is an exact slice of the o
 - ``header``: ``File: … | Symbol: … | Type: …``, embedded and BM25-indexed but never shown as excerpt
 
 The id is ``path:symbol:line``. ``RECORDS_VERSION`` names the chunkers' rules: an index made under
-other rules is rebuilt in full (``app.pipelines.settings_fingerprint``; the embedding cache keeps the
+other rules is rebuilt in full (``app.pipeline.loader.settings_fingerprint``; the embedding cache keeps the
 vectors of every text that did not change).
 """
 

@@ -30,7 +30,7 @@ Rules:
 - ``redact(text)`` returns the text unchanged (the same object) when nothing is found; each format
   is tried only when one of its fixed anchors is in the text (about 90 MB/s in all).
 - A change to these rules bumps ``records.RECORDS_VERSION``: every index is then rebuilt, and no
-  index run trusts an earlier verdict that a file is clean (``app.indexing``).
+  index run trusts an earlier verdict that a file is clean (``app.index.indexing``).
 
 Usage:
 ```python

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from haystack import Document
 
-from codeground.app.engine_pool import EnginePool
 from codeground.app.errors import CodegroundError
-from codeground.app.query import QueryResult
-from codeground.app.repo_tools import RepositoryTools
+from codeground.app.query.engine import QueryResult
+from codeground.app.query.engine_pool import EnginePool
+from codeground.app.serve.repo_tools import RepositoryTools
 
 MARKUP_PATH = "<img src=x onerror=alert(1)>.py"
 NEWLINE_PATH = "two\nlines.py"

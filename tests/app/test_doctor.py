@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from codeground.app.cli import cli
-from codeground.app.index_dir import IndexDir
-from codeground.app.indexing import run_index
-from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
+from codeground.app.index.index_dir import IndexDir
+from codeground.app.index.indexing import run_index
+from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE, PIPELINES_DIR
 from tests.conftest import closed_port, make_sample_repo
 from tests.reliability.helpers import drop_bm25_records
 
@@ -43,7 +43,7 @@ def test_everything_query_needs_present_exits_zero_with_one_check_line_each(repo
     assert all(ln[0] in "✓✗" for ln in lines)
     for piece in ("index", "prompt", "embedder", "LLM server", "models"):
         assert by_piece[piece].startswith("✓"), by_piece[piece]
-    from codeground.app.manifest import Manifest
+    from codeground.app.index.manifest import Manifest
 
     records = Manifest.load(IndexDir(repo / ".codeground").current()).chunk_count
     assert f", {records} records, built " in by_piece["index"]
@@ -175,7 +175,7 @@ def test_bad_pipeline_file_is_one_line(repo):
 
 
 def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fake_ollama, monkeypatch):
-    from codeground.app import revote_fill
+    from codeground.app.index import revote_fill
 
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     fake_ollama.configure(models=CHAT_MODELS)
@@ -209,7 +209,7 @@ def test_re_vote_vectors_are_optional_until_filled_and_then_say_so(tmp_path, fak
 
 def test_an_index_store_on_a_server_that_does_not_answer_says_check_that_server(repo, monkeypatch):
     """Not "rebuild with `codeground index --full`", which cannot help while the server is down."""
-    from codeground.app.store_counts import SERVER_DOWN_FIX
+    from codeground.app.index.store_counts import SERVER_DOWN_FIX
     from tests.conftest import closed_port
 
     url = f"http://127.0.0.1:{closed_port()}"

@@ -31,7 +31,7 @@ def test_identifier_candidates_keep_dotted_paths_and_their_parts():
 import pytest  # noqa: E402
 from haystack import Document  # noqa: E402
 
-from codeground.app.ui_format import mark_unknown  # noqa: E402
+from codeground.app.serve.ui_format import mark_unknown  # noqa: E402
 from codeground.components.grounding.extract import extract_identifiers  # noqa: E402
 from codeground.components.identifiers import looks_like_code  # noqa: E402
 from codeground.components.retrievers.symbol_lookup import SymbolRetriever  # noqa: E402

@@ -2,7 +2,7 @@
 
 from haystack.dataclasses import ByteStream, ChatMessage
 
-from codeground.app.ui_format import mark_unknown
+from codeground.app.serve.ui_format import mark_unknown
 from codeground.components.chunkers.docs import DocsChunker
 from codeground.components.grounding.extract import extract_identifiers
 from codeground.components.markdown import opening_fence

@@ -6,7 +6,7 @@ import pickle
 import pytest
 from haystack import Document, Pipeline
 
-from codeground.app.ui_format import notice_marker
+from codeground.app.serve.ui_format import notice_marker
 from codeground.components.notices import (
     KINDS,
     LLM_FAILED,

@@ -19,9 +19,9 @@ import yaml
 from typer.testing import CliRunner
 
 from codeground.app.cli import cli
-from codeground.app.index_dir import IndexDir
-from codeground.app.manifest import Manifest
-from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.index.index_dir import IndexDir
+from codeground.app.index.manifest import Manifest
+from codeground.app.pipeline.loader import PIPELINES_DIR
 
 QUERY_YAML = PIPELINES_DIR / "query.yaml"
 _runner = CliRunner()

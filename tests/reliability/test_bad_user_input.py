@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.pipeline.loader import PIPELINES_DIR
 from tests.conftest import closed_port
 from tests.reliability.helpers import assert_one_line_error, cg
 

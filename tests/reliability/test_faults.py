@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from codeground.app.index_dir import IndexDir
+from codeground.app.index.index_dir import IndexDir
 from tests.conftest import PROJECT_ROOT, closed_port, make_sample_repo
 from tests.reliability.helpers import (
     QUERY_YAML,
@@ -227,8 +227,8 @@ def test_a_search_reads_no_file_list_and_what_needs_one_says_how_to_rebuild_it(
     answers as before, `get_source` and doctor say in one line how to rebuild, and `codeground index`
     rebuilds the index from the repository by itself."""
     from codeground.app.errors import CodegroundError
-    from codeground.app.manifest import FILES
-    from codeground.app.repo_tools import RepositoryTools
+    from codeground.app.index.manifest import FILES
+    from codeground.app.serve.repo_tools import RepositoryTools
 
     repo, clean = indexed_sample
     idx = tmp_path / "idx"

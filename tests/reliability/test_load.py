@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from codeground.app.indexing import run_index
-from codeground.app.pipelines import DEFAULT_INDEX_PIPELINE
+from codeground.app.index.indexing import run_index
+from codeground.app.pipeline.loader import DEFAULT_INDEX_PIPELINE
 from tests.conftest import make_sample_repo
 from tests.fake_ollama import content_text, last_user_text
 from tests.reliability.helpers import QUERY_YAML
@@ -87,7 +87,7 @@ def chat_url(topic_index, fake_ollama, monkeypatch) -> Iterator[str]:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     monkeypatch.setenv("GRADIO_ANALYTICS_ENABLED", "False")
     fake_ollama.configure(reply=reply, token_delay=TOKEN_DELAY)
-    from codeground.app.ui import serve
+    from codeground.app.serve.ui import serve
 
     port = free_port()
     demo = serve(topic_index, QUERY_YAML, port=port, block=False, pipelines=[QUERY_YAML])

@@ -312,18 +312,18 @@ def _listening_addresses(port: int) -> list[str]:
 
 
 def test_chat_binds_only_127_0_0_1_by_default(tmp_path, monkeypatch, indexed_sample):
-    import codeground.app.listen_address
-    import codeground.app.ui
-    from codeground.app.ui import serve
+    import codeground.app.serve.listen_address
+    import codeground.app.serve.ui
+    from codeground.app.serve.ui import serve
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
 
     # `codeground chat` with no --host passes 127.0.0.1 to the server
     _, idx = indexed_sample
     calls = []
-    monkeypatch.setattr(codeground.app.ui, "serve", lambda *a, **kw: calls.append(kw))
+    monkeypatch.setattr(codeground.app.serve.ui, "serve", lambda *a, **kw: calls.append(kw))
     # the address check binds 127.0.0.1:7860 for a moment: a chat already running there must not matter
-    monkeypatch.setattr(codeground.app.listen_address, "check_listen_address", lambda host, port: None)
+    monkeypatch.setattr(codeground.app.serve.listen_address, "check_listen_address", lambda host, port: None)
     result = cg("chat", "--index-dir", idx)
     assert result.exit_code == 0, result.output
     assert calls and calls[0]["host"] == "127.0.0.1"

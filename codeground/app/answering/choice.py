@@ -36,7 +36,7 @@ from pathlib import Path
 
 from codeground.app.answering.models import ANSWER_MODELS, EMBEDDED, embedded_model_path
 from codeground.app.errors import CodegroundError
-from codeground.app.pipelines import PIPELINES_DIR, ollama_url
+from codeground.app.pipeline.loader import PIPELINES_DIR, ollama_url
 
 RUNTIMES = ("auto", "ollama", "openai", "embedded")
 PROBE_S = 0.5  # an Ollama on this machine answers /api/version in milliseconds
@@ -104,7 +104,7 @@ def names_embedded_model(pipeline: Path) -> bool:
     """Whether a query YAML (its overlays resolved) answers with ``${embedded_model}``."""
     import json
 
-    from codeground.app.pipelines import read_pipeline_dict
+    from codeground.app.pipeline.loader import read_pipeline_dict
 
     return "${embedded_model}" in json.dumps(read_pipeline_dict(pipeline))
 

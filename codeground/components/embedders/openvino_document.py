@@ -55,7 +55,7 @@ class OpenVINODocumentEmbedder:
     ) -> None:
         """
         :param model: local folder of a sentence-transformers model (YAML may name the hub id of a
-            packaged model; ``app.pipelines`` points it at the package's files).
+            packaged model; ``app.pipeline.loader`` points it at the package's files).
         :param precision: ``int8`` (static NNCF quantization), ``fp32``, or ``auto`` (the faster of
             the two on this machine, measured once).
         :param max_seq_length: tokens embedded per text (default: the model's own, 256 for MiniLM).

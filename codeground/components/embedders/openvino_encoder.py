@@ -78,7 +78,7 @@ PAD_TO_MULTIPLE = 32
 
 # What an int8 export computes its non-quantized operations in. On a CPU with bf16 arithmetic
 # (avx512_bf16, AMX) OpenVINO's default is bf16, and there the int8 export's vector of a text moved
-# with the shapes it was batched with: the first probe text of ``app.embedder_probe`` had cosine
+# with the shapes it was batched with: the first probe text of ``app.index.embedder_probe`` had cosine
 # 0.873 to the fp32 export's vector when embedded alone or with texts of its length, 0.999 beside
 # longer ones (Intel Xeon with AMX, 2026-12-05); a Markdown test text 0.948 to torch fp32. In f32 every text
 # tried agrees (≥ 0.975, the probe 0.999) at 193 texts/s instead of 216 there. The fp32 export in bf16

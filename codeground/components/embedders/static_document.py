@@ -56,7 +56,7 @@ class StaticDocumentEmbedder:
     ) -> None:
         """
         :param model: local folder of the sentence-transformers model to distil from (YAML may name the
-            hub id of a packaged model; ``app.pipelines`` points it at the package's files).
+            hub id of a packaged model; ``app.pipeline.loader`` points it at the package's files).
         :param dims: dimensions of the distilled vectors (PCA).
         :param max_length: tokens of each text that count (the rest is ignored).
         :param batch_size: texts tokenized at once.

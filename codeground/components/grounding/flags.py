@@ -20,7 +20,7 @@ Rules:
   repository need not spell out.
 - **unknown** otherwise: ``flags["unknown"]`` lists them once each, in the reply's order, and a
   notice marks them as the grounding check marks names (``not found in this repository: --x``), so
-  a client shows both the same way and the repair (``codeground.app.repair``) asks again once.
+  a client shows both the same way and the repair (``codeground.app.query.repair``) asks again once.
 - Without a store, or with an empty one, nothing is decided (no flag is unknown). No reply, or an
   empty one: an empty report, no notice. Inputs are never mutated.
 

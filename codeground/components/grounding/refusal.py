@@ -4,7 +4,7 @@ Rule: an answer is a refusal when it uses one of the phrases the shipped prompts
 use for that ("this repository material does not answer it") or a close variant ("does not cover",
 "is not documented", "no information", "cannot find", "the sources do not …"), case ignored. One
 rule for every caller: ``codeground eval-answers`` counts refusals with it, and the repair
-(``codeground.app.repair``) does not ask again about a name the answer only says is missing.
+(``codeground.app.query.repair``) does not ask again about a name the answer only says is missing.
 
 Usage:
 ```python

@@ -9,7 +9,7 @@ from codeground.app.answering import choice
 from codeground.app.answering.choice import choose
 from codeground.app.answering.models import ANSWER_MODELS, EMBEDDED, AnswerModel
 from codeground.app.errors import CodegroundError
-from codeground.app.pipelines import PIPELINES_DIR
+from codeground.app.pipeline.loader import PIPELINES_DIR
 from tests.conftest import closed_port
 
 

@@ -88,7 +88,7 @@ def test_an_int8_vector_does_not_depend_on_the_texts_it_is_batched_with(minilm):
     """On a CPU with bf16 arithmetic OpenVINO computed the int8 export in bf16, and a text's vector
     then moved with its batch's shapes: cosine 0.873 to the fp32 export's alone, 0.999 beside longer
     texts (Xeon with AMX). The int8 export computes in f32 on every CPU."""
-    from codeground.app.embedder_probe import PROBES
+    from codeground.app.index.embedder_probe import PROBES
     from codeground.components.embedders.openvino_encoder import INT8_COMPUTE
 
     int8 = OpenVINOTextEmbedder(model=minilm, precision="int8")

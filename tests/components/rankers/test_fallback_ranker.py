@@ -201,7 +201,7 @@ def test_max_candidates_must_be_positive():
 
 
 def test_query_yaml_judges_the_candidates_the_revote_orders_and_gets_the_symbol_hits():
-    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict
 
     data = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     judged = data["components"]["ranker"]["init_parameters"]["max_candidates"]
@@ -334,7 +334,7 @@ def test_without_network_an_uncached_reranker_is_no_opinion_without_loading_its_
 
 
 def test_the_default_ranker_is_the_one_query_yaml_names():
-    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict
     from codeground.components.rankers.fallback import DEFAULT_RANKER
 
     yaml_ranker = read_pipeline_dict(PIPELINES_DIR / "query.yaml")["components"]["ranker"]

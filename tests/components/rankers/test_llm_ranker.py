@@ -415,8 +415,8 @@ def _favour(symbol: str):
 
 
 def test_query_llmrerank_yaml_reranks_end_to_end_on_the_sample_index(index_dir, fake_ollama, monkeypatch):
-    from codeground.app.pipelines import PIPELINES_DIR
-    from codeground.app.query import QueryEngine
+    from codeground.app.pipeline.loader import PIPELINES_DIR
+    from codeground.app.query.engine import QueryEngine
 
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
     question = "How does Trainer.fit run epochs over the data?"
@@ -434,8 +434,8 @@ def test_query_llmrerank_yaml_reranks_end_to_end_on_the_sample_index(index_dir, 
 
 
 def test_query_llmrerank_yaml_without_a_server_keeps_the_fused_order(index_dir, monkeypatch):
-    from codeground.app.pipelines import PIPELINES_DIR
-    from codeground.app.query import QueryEngine
+    from codeground.app.pipeline.loader import PIPELINES_DIR
+    from codeground.app.query.engine import QueryEngine
 
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
     question = "How do I install the sample package with pip?"
@@ -449,8 +449,8 @@ def test_query_llmrerank_yaml_without_a_server_keeps_the_fused_order(index_dir, 
 
 
 def test_compare_counts_the_questions_the_llm_reranker_had_no_opinion_on(index_dir, tmp_path, monkeypatch):
-    from codeground.app.eval_runner import default_variants, evaluate_pipelines
-    from codeground.app.pipelines import PIPELINES_DIR
+    from codeground.app.bench.eval_runner import default_variants, evaluate_pipelines
+    from codeground.app.pipeline.loader import PIPELINES_DIR
 
     assert "query_llmrerank.yaml" in [p.name for p in default_variants()]
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed_port()}")
@@ -471,7 +471,7 @@ def test_compare_counts_the_questions_the_llm_reranker_had_no_opinion_on(index_d
 def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
     from rich.console import Console
 
-    from codeground.app.cli import _recall_table
+    from codeground.app.cli.evaluate import _recall_table
 
     def row(name: str, no_opinion: int) -> dict:
         return {"pipeline": name, "questions": 47, "recall": {1: 0.5, 3: 0.6, 5: 0.7, 10: 0.8},
@@ -487,7 +487,7 @@ def test_compare_table_stars_a_pipeline_whose_reranker_had_no_opinion():
 
 
 def test_llmrerank_yaml_is_query_yaml_with_only_the_ranker_swapped():
-    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict
 
     full = read_pipeline_dict(PIPELINES_DIR / "query.yaml")
     llm = read_pipeline_dict(PIPELINES_DIR / "query_llmrerank.yaml")

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import yaml
 
-from codeground.app import revote_fill
-from codeground.app.index_dir import IndexDir
-from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict, resolve
-from codeground.app.query import QueryEngine
+from codeground.app.index import revote_fill
+from codeground.app.index.index_dir import IndexDir
+from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict, resolve
+from codeground.app.query.engine import QueryEngine
 from codeground.components.embedders import openvino_encoder
 from codeground.components.inner import build_inner
 from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore

@@ -611,7 +611,7 @@ def test_a_question_spelling_out_boolean_finds_the_function_code_calls_bool():
 
 
 def test_index_yaml_writes_the_header_twice_and_the_qdrant_pair_weighs_it_the_same():
-    from codeground.app.pipelines import PIPELINES_DIR, read_pipeline_dict
+    from codeground.app.pipeline.loader import PIPELINES_DIR, read_pipeline_dict
 
     index = read_pipeline_dict(PIPELINES_DIR / "index.yaml")["components"]
     qdrant = read_pipeline_dict(PIPELINES_DIR / "index_qdrant.yaml")["components"]

@@ -295,7 +295,9 @@ def run_index(
                     f"the index was embedded with the {was} export and this machine now embeds with "
                     f"{export['precision']}: rebuild it with `{index_command(location.path, repo, '--full')}`"
                 )
-            dim: int | None = None
+            # the vectors' size from the embedder or its probe; only an embedder that tells neither has
+            # its output kept to be measured (a copy of every vector: 2.9 s per 15,000 records here)
+            dim = _embedding_dim(pipeline, stages.roles) or (len(probe[0]) if probe else None)
             if on_ready:
                 on_ready()
 
@@ -332,7 +334,7 @@ def run_index(
                         if outdated:
                             stores.delete(outdated)
                         fresh = [d for d in records if d.id not in kept]
-                        vectors_from = stages.roles.embedder
+                        vectors_from = stages.roles.embedder if dim is None else None
                         watched = {vectors_from, *stores.partial} if vectors_from else set(stores.partial)
                         out = (
                             pipeline.run(stages.write_inputs(fresh), include_outputs_from=watched)
@@ -380,8 +382,7 @@ def run_index(
                 settings=settings,
                 root=str(repo),
                 chunk_count=expected,
-                embedding_dim=_embedding_dim(pipeline, stages.roles)
-                or dim
+                embedding_dim=dim
                 or (None if rebuild else prev.embedding_dim),
                 records_by_type=dict(sorted(by_type.items())),
                 walk=walk_report,

@@ -97,10 +97,10 @@ def test_manifest_records_embedder_settings_hashes_and_count(built):
 def test_stored_ranges_slice_back_to_the_file(built):
     repo, index_dir, _ = built
     snap = snapshot(index_dir)
-    # the dense store holds every record but the raw implementations (index.yaml's router)
-    routed = {i for i, (_, meta) in snap["bm25"].items() if meta["source_type"] != "impl"}
-    assert snap["chroma"].keys() == routed and len(routed) < len(snap["bm25"])
-    assert Manifest.load(IndexDir(index_dir).current()).store_counts == {"chroma": len(routed)}
+    # the dense store holds a vector of every record, raw implementations included (index.yaml)
+    assert snap["chroma"].keys() == snap["bm25"].keys()
+    assert any(meta["source_type"] == "impl" for _, meta in snap["bm25"].values())
+    assert Manifest.load(IndexDir(index_dir).current()).store_counts == {}  # no partial store to count
     for doc_id, (content, meta) in snap["bm25"].items():
         if meta["source_type"] == "notebook":
             continue
@@ -133,7 +133,7 @@ def test_incremental_run_equals_full_rebuild_and_drops_deleted_files(sample_repo
     inc, full = snapshot(inc_dir), snapshot(full_dir)
     assert inc == full
     counts = [Manifest.load(IndexDir(d).current()).store_counts for d in (inc_dir, full_dir)]
-    assert counts[0] == counts[1] == {"chroma": len(inc["chroma"])}
+    assert counts[0] == counts[1] == {} and inc["chroma"].keys() == inc["bm25"].keys()
     assert not any(k.startswith("NOTES.txt:") for k in inc["bm25"])
     assert "pkg/trainer.py:added_function:" in " ".join(inc["bm25"])
     assert len(list((inc_dir).glob("gen-*"))) == 1  # the replaced generation is gone
@@ -159,7 +159,7 @@ def test_a_changed_file_keeps_its_unchanged_records_unembedded(sample_repo, tmp_
     index(sample_repo, inc_dir)
     before = Manifest.load(IndexDir(inc_dir).current()).files["pkg/trainer.py"].ids
     trainer = sample_repo / "pkg" / "trainer.py"
-    added = '\n\ndef appended_function(x):\n    """Return x."""\n    return x\n'  # an api record: embedded
+    added = '\n\ndef appended_function(x):\n    """Return x."""\n    return x\n'  # api + impl records
     trainer.write_text(trainer.read_text() + added)
     embedded = _embedded_texts(monkeypatch)
     result = index(sample_repo, inc_dir)
@@ -169,8 +169,8 @@ def test_a_changed_file_keeps_its_unchanged_records_unembedded(sample_repo, tmp_
     from codeground.app.index.embedder_probe import PROBES
 
     # the embedder's probe texts (the index's vectors must stay comparable), then only the new
-    # documented function (a new record of raw code, if any, is not routed to the dense store)
-    assert embedded == [len(PROBES), 1]
+    # function's two records (its signature and docstring, its body)
+    assert embedded == [len(PROBES), 2]
     assert result.written_records == len(after) - len(kept)
     monkeypatch.undo()
     index(sample_repo, full_dir)

@@ -123,8 +123,14 @@ def code_names(text: str) -> list[str]:
     """The names ``text`` writes as code: each of ``identifier_candidates`` that ``looks_like_code``
     or stands inside backticks (`` `fit` ``, `` `z.encode()` ``), in the order written. Symbol lookup,
     the evidence check and the default-value rule all read a question's names through this."""
-    quoted = {t for m in _BACKTICKED.findall(text) for t in identifier_candidates(m)}
+    quoted = backticked_names(text)
     return [t for t in identifier_candidates(text) if looks_like_code(t) or t in quoted]
+
+
+def backticked_names(text: str) -> set[str]:
+    """The ``identifier_candidates`` written inside backticks (`` `z.encode()` `` → ``z.encode``, ``z``,
+    ``encode``)."""
+    return {t for m in _BACKTICKED.findall(text) for t in identifier_candidates(m)}
 
 
 def is_snake(word: str) -> bool:

@@ -9,9 +9,10 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.file_ranking.named_definition import is_symbol_query, symbol_names
+from codeground.components.file_ranking.named_definition import symbol_names
 from codeground.components.identifiers import tokenize
 from codeground.components.languages import language_for
+from codeground.components.query_shape import is_symbol_query
 
 # folders whose code is kept for old callers, not the code a question is about
 LEGACY_FOLDERS = frozenset({"compat", "legacy", "deprecated", "_compat", "backports"})

@@ -8,8 +8,8 @@ from typing import Any
 
 from haystack import Document, component
 
-from codeground.components.file_ranking.named_definition import is_symbol_query
 from codeground.components.identifiers import code_names, tokenize
+from codeground.components.query_shape import is_symbol_query
 
 # words that name no file: a question's grammar
 STOPWORDS = frozenset(

@@ -8,6 +8,8 @@ from typing import Any
 
 from haystack import Document, component
 
+from codeground.components.query_shape import is_search_phrase
+
 
 @component
 class RankFusion:
@@ -21,6 +23,11 @@ class RankFusion:
       weights in component run order).
     - ``path_priors`` multiply the fused score of documents whose ``file_path`` matches a glob
       (first match wins), e.g. ``{"tests/*": 0.7}`` so test files do not crowd out the library.
+    - ``phrase_weights`` / ``phrase_k``, when given, replace ``weights`` / ``k`` for a search phrase
+      (``query_shape.is_search_phrase``: neither a question nor one identifier). A question's words
+      and an identifier are best matched by BM25; a short phrase's meaning needs the dense list as
+      much (semble's benchmark of phrases 0.781 -> 0.826 at 1 : 1, k 60; the vLLM questions keep
+      BM25 x16, k 10: at 1 : 1 code R@1 fell 0.667 -> 0.312; docs/measurements/semble.md).
     - Ties keep the order of first appearance; a document in several lists is returned once, with
       the content and meta of its first appearance. Inputs are never changed.
 
@@ -43,12 +50,17 @@ class RankFusion:
         k: int = 60,
         top_k: int | None = None,
         path_priors: dict[str, float] | None = None,
+        phrase_weights: dict[str, float] | None = None,
+        phrase_k: int | None = None,
     ) -> None:
         """
         :param weights: one entry per input list: socket name -> weight (> 0).
         :param k: the RRF constant (>= 1); smaller k gives the top ranks more say.
         :param top_k: how many fused documents to return (all when None).
         :param path_priors: glob on ``meta.file_path`` -> score multiplier (> 0); first match wins.
+        :param phrase_weights: the weights for a search phrase (the same names as ``weights``; default:
+            ``weights``).
+        :param phrase_k: the RRF constant for a search phrase (default: ``k``).
         """
         if not weights:
             raise ValueError("RankFusion needs at least one named input in 'weights'")
@@ -58,11 +70,23 @@ class RankFusion:
             raise ValueError("RankFusion k must be at least 1")
         if any(p <= 0 for p in (path_priors or {}).values()):
             raise ValueError("RankFusion path priors must be positive")
+        if phrase_weights is not None:
+            if set(phrase_weights) != set(weights):
+                raise ValueError("RankFusion phrase_weights must name the same lists as weights")
+            if any(w <= 0 for w in phrase_weights.values()):
+                raise ValueError("RankFusion phrase weights must be positive")
+        if phrase_k is not None and phrase_k < 1:
+            raise ValueError("RankFusion phrase_k must be at least 1")
+        if "query" in weights:
+            raise ValueError("RankFusion cannot fuse a list named 'query' (the run's query input)")
         self.weights = dict(weights)
         self.k = k
         self.top_k = top_k
         self.path_priors = dict(path_priors or {})
+        self.phrase_weights = dict(phrase_weights) if phrase_weights is not None else None
+        self.phrase_k = phrase_k
         component.set_input_types(self, **{name: list[Document] for name in self.weights})
+        component.set_input_type(self, "query", str, default="")
 
     def _prior(self, doc: Document) -> float:
         path = str(doc.meta.get("file_path", ""))
@@ -72,17 +96,20 @@ class RankFusion:
         return 1.0
 
     @component.output_types(documents=list[Document])
-    def run(self, **lists: list[Document] | None) -> dict[str, Any]:
-        """The fused ranking of the named lists, best first."""
+    def run(self, query: str = "", **lists: list[Document] | None) -> dict[str, Any]:
+        """The fused ranking of the named lists, best first (``query`` picks the blend)."""
         unknown = set(lists) - set(self.weights)
         if unknown:
             raise ValueError(f"RankFusion got lists it has no weight for: {sorted(unknown)}")
+        phrase = is_search_phrase(query or "")
+        weights = self.phrase_weights if phrase and self.phrase_weights is not None else self.weights
+        k = self.phrase_k if phrase and self.phrase_k is not None else self.k
         totals: dict[str, float] = {}
         first: dict[str, Document] = {}
-        for name, weight in self.weights.items():
+        for name, weight in weights.items():
             for rank, doc in enumerate(lists.get(name) or [], start=1):
                 first.setdefault(doc.id, doc)
-                totals[doc.id] = totals.get(doc.id, 0.0) + weight / (self.k + rank)
+                totals[doc.id] = totals.get(doc.id, 0.0) + weight / (k + rank)
         scored = [(totals[i] * self._prior(doc), n, doc) for n, (i, doc) in enumerate(first.items())]
         scored.sort(key=lambda t: (-t[0], t[1]))
         fused = [replace(doc, score=score) for score, _, doc in scored]

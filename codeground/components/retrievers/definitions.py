@@ -8,7 +8,8 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from codeground.components.file_ranking.named_definition import is_symbol_query, symbol_names
+from codeground.components.file_ranking.named_definition import symbol_names
+from codeground.components.query_shape import is_symbol_query
 
 _CODE = ("api", "impl", "module")
 _SEPARATORS = re.compile(r"::|\\|->|\.|#")

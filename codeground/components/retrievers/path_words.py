@@ -7,9 +7,9 @@ from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
 
-from codeground.components.file_ranking.named_definition import is_symbol_query
 from codeground.components.file_ranking.path_words import path_share, path_words, question_words
 from codeground.components.identifiers import tokenize
+from codeground.components.query_shape import is_symbol_query
 from codeground.components.stores.sqlite_bm25 import meta_rows
 
 

@@ -106,7 +106,7 @@ def test_question_is_embedded_as_search_query_prefix_and_dense_retrieval_finds_t
 
     from codeground.components.stores.sqlite_bm25 import SQLiteBM25DocumentStore
 
-    question = "Gemma2DecoderLayer forward"
+    question = "How does Gemma2DecoderLayer forward work?"  # a question: the file rules keep the order
     result = QueryEngine(ollama_index[1], dense_ollama).search(question, k=3)
     asked = at_ollama.requests_to("/api/embed")
     assert [r.body["input"] for r in asked] == [f"search_query: {question}"]

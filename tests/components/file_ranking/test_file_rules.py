@@ -4,10 +4,11 @@ import pytest
 from haystack import Document
 
 from codeground.components.file_ranking.coherence import FileCoherence
-from codeground.components.file_ranking.named_definition import NamedDefinitionPrior, is_symbol_query
+from codeground.components.file_ranking.named_definition import NamedDefinitionPrior
 from codeground.components.file_ranking.path_words import PathWordPrior
 from codeground.components.file_ranking.rank_scores import RankScores
 from codeground.components.file_ranking.saturation import FileSaturation
+from codeground.components.query_shape import is_symbol_query
 
 
 def _doc(id_, path, score=None, symbol="", kind="api"):
@@ -114,6 +115,24 @@ def test_a_sentence_naming_code_keeps_the_record_order():
     assert _ids(
         FileSaturation(decay=0.5).run(documents=docs, query="how are lengths capped?")["documents"]
     ) == ["a1", "b1", "a2"]
+
+
+def test_a_search_phrase_naming_a_type_gets_the_file_rules_and_one_naming_a_member_does_not():
+    docs = [_doc("a1", "oauth2.py", 0.9), _doc("a2", "oauth2.py", 0.8), _doc("b1", "models.py", 0.5)]
+    spread = FileSaturation(decay=0.5)
+    assert _ids(spread.run(documents=docs, query="security and OAuth2 authentication")["documents"]) == [
+        "a1", "b1", "a2"
+    ]
+    assert _ids(spread.run(documents=docs, query="z.transform and z.pipe chaining")["documents"]) == [
+        "a1", "a2", "b1"
+    ]
+    assert _ids(spread.run(documents=docs, query="the `refresh` flow of tokens")["documents"]) == [
+        "a1", "a2", "b1"
+    ]
+    # the same type named in a question keeps the order
+    assert _ids(spread.run(documents=docs, query="How does OAuth2 read the token?")["documents"]) == [
+        "a1", "a2", "b1"
+    ]
 
 
 def test_a_file_with_several_strong_records_lifts_only_its_best_one():

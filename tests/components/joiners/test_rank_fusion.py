@@ -117,9 +117,43 @@ def test_sockets_are_named_after_the_weights_and_survive_a_yaml_round_trip():
     pipe.connect("dense.documents", "fusion.dense")
     data = pipe.to_dict()
     assert data["components"]["fusion"]["init_parameters"] == {
-        "weights": {"bm25": 2.0, "dense": 1.0}, "k": 10, "top_k": 3, "path_priors": {}
+        "weights": {"bm25": 2.0, "dense": 1.0}, "k": 10, "top_k": 3, "path_priors": {},
+        "phrase_weights": None, "phrase_k": None,
     }
     fused = pipe.run({"bm25": {"query": "q"}, "dense": {"query": "q"}})["fusion"]["documents"]
     rebuilt = RankFusion(**data["components"]["fusion"]["init_parameters"])
     direct = rebuilt.run(bm25=[_doc("a"), _doc("b")], dense=[_doc("b"), _doc("c")])["documents"]
     assert _ids(fused) == _ids(direct)
+
+
+def _blend() -> RankFusion:
+    return RankFusion(weights={"bm25": 16.0, "dense": 1.0}, k=10,
+                      phrase_weights={"bm25": 1.0, "dense": 1.0}, phrase_k=60)
+
+
+def test_a_question_keeps_the_bm25_led_blend():
+    # BM25's first outvotes dense's first: 16/11 against 1/11 + 16/12
+    lists = {"bm25": [_doc("a"), _doc("b")], "dense": [_doc("b"), _doc("c")]}
+    fused = _blend().run(query="What does load return?", **lists)["documents"]
+    assert _ids(fused) == ["a", "b", "c"]
+
+
+def test_a_search_phrase_gives_the_dense_list_an_equal_say():
+    # 1 : 1 over k 60: the record both lists hold wins, and dense's only record ties with BM25's
+    lists = {"bm25": [_doc("a"), _doc("b")], "dense": [_doc("b"), _doc("c")]}
+    fused = _blend().run(query="JSON response rendering", **lists)["documents"]
+    assert _ids(fused) == ["b", "a", "c"]
+    assert fused[1].score == pytest.approx(1 / 61) and fused[2].score == pytest.approx(1 / 62)
+
+
+def test_without_a_phrase_blend_every_query_gets_the_weights():
+    plain = RankFusion(weights={"bm25": 16.0, "dense": 1.0}, k=10)
+    lists = {"bm25": [_doc("a"), _doc("b")], "dense": [_doc("b"), _doc("c")]}
+    assert _ids(plain.run(query="JSON rendering", **lists)["documents"]) == ["a", "b", "c"]
+
+
+def test_a_phrase_blend_must_name_the_same_lists():
+    with pytest.raises(ValueError, match="same lists"):
+        RankFusion(weights={"bm25": 1.0, "dense": 1.0}, phrase_weights={"bm25": 1.0})
+    with pytest.raises(ValueError, match="phrase_k"):
+        RankFusion(weights={"bm25": 1.0}, phrase_k=0)

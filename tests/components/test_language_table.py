@@ -135,6 +135,12 @@ def store(tmp_path_factory) -> SQLiteBM25DocumentStore:
         ("How does geometry::detail::square work?", "geometry::detail::square"),
         ("What does M.Circle:scale return?", "M.Circle:scale"),
         ("What does HasArea.perimeter default to?", "HasArea.perimeter"),
+        ("What does Box.Lid hold?", "Box.Lid"),  # scala
+        ("What does Direction.flipped return?", "Direction.flipped"),  # swift
+        ("What does maxOf compare?", "maxOf"),  # kotlin
+        ("What is default_radius in shapes.zig?", "default_radius"),  # zig (DEFAULT_RADIUS is Kotlin's)
+        ("What does build_all run?", "build_all"),  # bash
+        ("How does circle_scale change the radius?", "circle_scale"),  # c
     ],
 )
 def test_a_question_naming_a_qualified_symbol_finds_its_defining_record_first(store, question, symbol):

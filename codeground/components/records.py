@@ -30,7 +30,8 @@ SOURCE_TYPES = ("api", "impl", "module", "docs", "notebook", "text")
 # bump when a chunker's rule changes which records a file gets: indexes made under the old rules rebuild
 # 1: Python that ast refuses parsed by tree-sitter, unparsable source indexed as text
 # 2: keys in the text redacted (secret_scan; a change to its rules bumps this too), more secret files
-RECORDS_VERSION = 2
+# 3: a file of imports alone (a re-export) is one module record, not left out
+RECORDS_VERSION = 3
 
 
 def record_id(file_path: str, symbol: str, start_line: int) -> str:

@@ -19,7 +19,8 @@ Rules:
 - A class's own record covers the class statement up to its first method or nested class (its
   attributes); the methods are their own records, so no text is indexed twice.
 - Module-level code between definitions (module docstring, constants, ``if __name__ …``) becomes
-  records of type ``module`` named after the dotted module path; runs of bare imports are skipped.
+  records of type ``module`` named after the dotted module path; runs of bare imports are skipped,
+  unless the file holds nothing else (a re-export is where its name lives for the package's users).
 - A file this Python's ``ast`` cannot parse is parsed by tree-sitter's Python grammar
   (:mod:`~codeground.components.chunkers.python_syntax_tree`): syntax newer than the interpreter
   (``def f[T]()``, ``type X = …``, PEP 701 f-strings) or older (Python 2's ``print x``) gets the same
@@ -286,9 +287,12 @@ class PythonAstChunker:
             module = module[: -len(".__init__")]
         records: list[Document] = []
         run: list[ast.stmt] = []
+        # a file of imports alone (a re-export: `from starlette.middleware.cors import CORSMiddleware`)
+        # is one record: it is where the name lives for this package's users
+        bare = not any(isinstance(stmt, _DEFS) for stmt in tree.body)
 
         def flush() -> None:
-            if run and any(not isinstance(s, (ast.Import, ast.ImportFrom)) for s in run):
+            if run and (bare or any(not isinstance(s, (ast.Import, ast.ImportFrom)) for s in run)):
                 start = offsets.line_start(run[0].lineno)
                 end = offsets.at(run[-1].end_lineno, run[-1].end_col_offset)
                 if text[start:end].strip():

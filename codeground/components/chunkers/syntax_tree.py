@@ -26,7 +26,8 @@ One chunker for every language of :mod:`codeground.components.languages`; what d
   whose own text is just its header line writes no own record.
 - What lies between top-level definitions (constants, ``//!`` docs, package doc comments) becomes
   ``module`` records named after the file's path (``src/v4/core/api.ts`` → ``src.v4.core.api``); runs
-  of imports and package lines alone are skipped.
+  of imports and package lines alone are skipped, unless the file holds nothing else (``export * from
+  './schemas'``: a re-export says where a name lives).
 - A file that does not parse (tree-sitter reports an error node; a C ``.h`` is tried as C++ first)
   becomes ``text`` records, as any
   text file, and is listed in ``failed`` as ``syntax_error_as_text``: counted, never lost.
@@ -256,12 +257,15 @@ class _Walk:
                 run.append(child)
                 if module and child.type in self.lang.namespaces:
                     prefix, container = field_text(child) or prefix, child.type
-        self._flush(run, module=module, owner=owner)
+        self._flush(run, module=module, owner=owner, whole=module and not defs)
 
-    def _flush(self, run: list, *, module: bool, owner: str | None) -> None:
+    def _flush(self, run: list, *, module: bool, owner: str | None, whole: bool = False) -> None:
+        """Write ``run`` as one record; ``whole``: it is all the file holds (imports alone are kept then)."""
         if not run:
             return
-        if module and (not self.chunker.module_records or all(n.type in self.lang.imports for n in run)):
+        if module and not self.chunker.module_records:
+            return
+        if module and not whole and all(n.type in self.lang.imports for n in run):
             return
         start, end = self._line_start(self._char(run[0].start_byte)), self._char(run[-1].end_byte)
         if not self.text[start:end].strip():

@@ -137,6 +137,13 @@ def test_module_level_code_becomes_module_records_and_bare_imports_do_not():
     assert [d.meta["source_type"] for d in only_imports] == ["impl"]
 
 
+def test_a_file_of_imports_alone_is_one_module_record_where_the_reexported_name_lives():
+    text = "from starlette.middleware.cors import CORSMiddleware as CORSMiddleware  # noqa\n"
+    (record,) = chunk(text, "fastapi/middleware/cors.py")
+    assert (record.meta["symbol"], record.meta["source_type"]) == ("fastapi.middleware.cors", "module")
+    assert record.content == "from starlette.middleware.cors import CORSMiddleware as CORSMiddleware"
+
+
 def test_a_file_that_does_not_parse_becomes_text_records_counted_and_no_crash():
     good = ByteStream(data=b"def ok(x):\n    return x\n", meta={"file_path": "ok.py"})
     bad = ByteStream(data=b"def broken(:\n    pass\n", meta={"file_path": "bad.py"})

@@ -213,3 +213,11 @@ def test_a_file_path_source_is_read_from_disk(tmp_path: Path):
     path.write_text("package x\n\nfunc X() {}\n")
     docs = SyntaxTreeChunker().run(sources=[path])["documents"]
     assert docs[-1].meta["symbol"] == "X"
+
+
+def test_a_file_of_reexports_alone_is_one_module_record():
+    text = b"export * from './schemas';\nexport { ZodError } from './errors';\n"
+    docs = chunk("src/v4/index.ts", text)["documents"]
+    assert [(d.meta["symbol"], d.meta["source_type"]) for d in docs] == [("src.v4.index", "module")]
+    go = chunk("pkg/imports.go", b'package pkg\n\nimport _ "embed"\n')["documents"]
+    assert [d.meta["source_type"] for d in go] == ["module"]

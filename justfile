@@ -14,11 +14,21 @@ export TOKENIZERS_PARALLELISM := "false"
 default:
     @just --list
 
+# llama.cpp is compiled for this CPU (-march=native) but without its AMX kernels: on an AMX Xeon
+# (Sapphire Rapids, 2026-12-08) their first `tileloadd` killed the process with SIGILL as soon as a
+# prompt of more than a few tokens was read (docs/setup.md)
+llama_cmake := "-DCMAKE_C_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16' -DCMAKE_CXX_FLAGS='-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'"
+
 # create .venv and install codeground with its dev tools and the embedded answering runtime
-# (llama.cpp, compiled once: ~5 min on 2 cores; pip keeps the wheel) (idempotent)
+# (llama.cpp, compiled once per virtual environment: ~7 min on 2 cores) (idempotent)
 setup:
     test -x {{py}} || python3.11 -m venv {{venv}} || python3 -m venv {{venv}}
     {{py}} -m pip install -q --disable-pip-version-check "{{torch_spec}}"
+    # built here, not taken from pip's wheel cache, which keeps a wheel by its source and not its flags
+    {{py}} -c "import llama_cpp, sys; sys.exit(b'AMX_INT8 = 1' in llama_cpp.llama_print_system_info())" 2>/dev/null || \
+        { if [ "$(uname -m)" = x86_64 ]; then export CMAKE_ARGS="{{llama_cmake}}"; fi; \
+        {{py}} -m pip install -q --disable-pip-version-check --no-cache-dir --force-reinstall --no-deps \
+        "llama-cpp-python>=0.3.36,<0.4"; }
     {{py}} -m pip install -q --disable-pip-version-check -e ".[dev,llamacpp]"
 
 # index a repository (default: this checkout) into <repo>/.codeground

@@ -146,6 +146,11 @@ def test_a_search_phrase_gives_the_dense_list_an_equal_say():
     assert fused[1].score == pytest.approx(1 / 61) and fused[2].score == pytest.approx(1 / 62)
 
 
+def test_without_a_query_the_weights_hold():
+    lists = {"bm25": [_doc("a"), _doc("b")], "dense": [_doc("b"), _doc("c")]}
+    assert _ids(_blend().run(**lists)["documents"]) == ["a", "b", "c"]
+
+
 def test_without_a_phrase_blend_every_query_gets_the_weights():
     plain = RankFusion(weights={"bm25": 16.0, "dense": 1.0}, k=10)
     lists = {"bm25": [_doc("a"), _doc("b")], "dense": [_doc("b"), _doc("c")]}

@@ -23,7 +23,7 @@ assert is_question("How do I enable prefix caching?") and is_question("  What is
 assert is_symbol_query("serde::de::Deserializer") and not is_symbol_query("session")
 assert is_search_phrase("JSON response rendering")
 assert is_search_phrase("how does dependency injection work")
-assert not is_search_phrase("HTTPAdapter") and not is_search_phrase("Why?")
+assert not is_search_phrase("HTTPAdapter") and not is_search_phrase("Why?") and not is_search_phrase("")
 ```
 """
 
@@ -52,5 +52,5 @@ def is_symbol_query(query: str) -> bool:
 
 
 def is_search_phrase(query: str) -> bool:
-    """Neither a question nor one identifier."""
-    return not is_question(query) and not is_symbol_query(query)
+    """Some words that are neither a question nor one identifier (an empty query is none)."""
+    return bool(query.strip()) and not is_question(query) and not is_symbol_query(query)

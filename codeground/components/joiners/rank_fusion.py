@@ -101,7 +101,7 @@ class RankFusion:
         unknown = set(lists) - set(self.weights)
         if unknown:
             raise ValueError(f"RankFusion got lists it has no weight for: {sorted(unknown)}")
-        phrase = bool(query and query.strip()) and is_search_phrase(query)  # no query: ``weights``
+        phrase = is_search_phrase(query or "")
         weights = self.phrase_weights if phrase and self.phrase_weights is not None else self.weights
         k = self.phrase_k if phrase and self.phrase_k is not None else self.k
         totals: dict[str, float] = {}
